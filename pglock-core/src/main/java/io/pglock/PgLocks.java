@@ -1,0 +1,71 @@
+package io.pglock;
+
+import java.sql.Connection;
+import javax.sql.DataSource;
+
+/**
+ * The entry point: advisory locks on one PostgreSQL database, for one namespace of names.
+ *
+ * <pre>{@code
+ * PgLocks locks = PgLocks.builder(dataSource).namespace("billing").build();
+ * try (LockHandle h = locks.lock("invoice-42").acquire(Duration.ofSeconds(5))) {
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>Session locks are held on pglock's own connections ("lock sessions"), opened from the
+ * {@link DataSource} and never returned to a pool while they hold a lock. Many locks share one lock
+ * session; each session batches pending acquires, releases and heartbeats into one round trip.
+ * Transaction-scoped locks ({@link #inTransaction(Connection)}) run on the caller's connection.
+ *
+ * <p>Thread-safe. Create one per database and namespace and share it; close it on shutdown, which
+ * releases every lock still held (their handles report {@link LossCause#CLOSED}) and closes the
+ * lock sessions. Every method but {@link #close()} throws {@link PgLocksClosedException} after close.
+ */
+public interface PgLocks extends AutoCloseable {
+
+  /** A builder for locks on the database the data source connects to. */
+  static PgLocksBuilder builder(DataSource dataSource) {
+    return new PgLocksBuilder(dataSource);
+  }
+
+  /** The settings this instance was built with. */
+  PgLocksConfig config();
+
+  /** The key of a name in this instance's namespace. */
+  LockKey key(String name);
+
+  /** An exclusive session lock on a name in this instance's namespace. */
+  SessionLock lock(String name);
+
+  /** An exclusive session lock on any key. */
+  SessionLock lock(LockKey key);
+
+  /** Shared and exclusive session locks on a name in this instance's namespace. */
+  SessionReadWriteLock readWriteLock(String name);
+
+  /** Shared and exclusive session locks on any key. */
+  SessionReadWriteLock readWriteLock(LockKey key);
+
+  /**
+   * Transaction-scoped locks on the caller's connection, which must have autocommit off.
+   *
+   * @throws IllegalStateException if autocommit is on
+   * @throws UnsupportedDatabaseException if the connection is not to PostgreSQL
+   */
+  TransactionLocks inTransaction(Connection connection);
+
+  /** How many server locks this instance holds now (shared holders of one key count once). */
+  int heldLocks();
+
+  /** How many lock and wait sessions (connections) are open now. */
+  int openSessions();
+
+  /**
+   * Releases every held lock, closes every lock session and stops the background threads. Waits
+   * up to a few seconds for the releases to reach the server; closing the connections frees
+   * whatever is left. Idempotent.
+   */
+  @Override
+  void close();
+}

@@ -1,0 +1,164 @@
+package io.pglock;
+
+import io.pglock.internal.DefaultPgLocks;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import javax.sql.DataSource;
+
+/**
+ * Builds a {@link PgLocks}. Each option may be set once; a bad value is refused when it is set
+ * ({@link IllegalArgumentException} naming the option, the value and the limit) and a repeated
+ * option with {@link IllegalStateException}. Not thread-safe.
+ */
+public final class PgLocksBuilder {
+  /** The lease when none is set. */
+  public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+  /** The shortest lease accepted. */
+  public static final Duration MIN_LEASE = Duration.ofSeconds(1);
+  /** The longest lease accepted. */
+  public static final Duration MAX_LEASE = Duration.ofHours(1);
+  /** The cap on held locks when none is set: a sixth of the default server lock table (about 12,800). */
+  public static final int DEFAULT_MAX_HELD_LOCKS = 2_000;
+  /** The highest cap accepted: the lock table of a server with generous settings. */
+  public static final int MAX_MAX_HELD_LOCKS = 1_000_000;
+
+  private final DataSource dataSource;
+  private String namespace;
+  private String nodeName;
+  private Duration lease;
+  private int lockSessions = -1;
+  private int waitSessions = -1;
+  private int maxHeldLocks = -1;
+  private int maxLocalHandoffs = -1;
+  private Executor callbackExecutor;
+
+  PgLocksBuilder(DataSource dataSource) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+  }
+
+  /** The namespace names live in (default {@code "default"}): usually the service's name. */
+  public PgLocksBuilder namespace(String namespace) {
+    once(this.namespace, "namespace");
+    this.namespace = LockKey.checkNamespace(namespace);
+    return this;
+  }
+
+  /** This node's name for operators (default {@code host-pid}); 1 to 40 printable characters. */
+  public PgLocksBuilder nodeName(String nodeName) {
+    once(this.nodeName, "nodeName");
+    if (nodeName == null || nodeName.isBlank() || nodeName.length() > 40
+        || !nodeName.chars().allMatch(c -> c >= 0x20 && c < 0x7f)) {
+      throw new IllegalArgumentException("nodeName must be 1 to 40 printable ASCII characters: \"" + nodeName + "\"");
+    }
+    this.nodeName = nodeName;
+    return this;
+  }
+
+  /**
+   * The lease (default 30 s, from 1 s to 1 h): how long after its last successful round trip a
+   * lock session may go before the server ends it and frees its locks. A paused or partitioned
+   * holder loses its locks after this long, and a heartbeat every third of it keeps a healthy
+   * session alive.
+   */
+  public PgLocksBuilder lease(Duration lease) {
+    once(this.lease, "lease");
+    Objects.requireNonNull(lease, "lease");
+    if (lease.compareTo(MIN_LEASE) < 0 || lease.compareTo(MAX_LEASE) > 0) {
+      throw new IllegalArgumentException("lease must be between " + MIN_LEASE + " and " + MAX_LEASE + ": " + lease);
+    }
+    this.lease = lease;
+    return this;
+  }
+
+  /** How many lock sessions carry held locks (default 1, at most 16). One handles thousands of locks. */
+  public PgLocksBuilder lockSessions(int count) {
+    onceInt(this.lockSessions, "lockSessions");
+    this.lockSessions = range("lockSessions", count, 1, 16);
+    return this;
+  }
+
+  /**
+   * The most connections used at once for blocking waits on locks held by other processes
+   * (default 2, from 0 to 64). A wait session holds the lock it waited for until the handle is
+   * closed. Waiters beyond the bound poll with backoff instead.
+   */
+  public PgLocksBuilder waitSessions(int count) {
+    onceInt(this.waitSessions, "waitSessions");
+    this.waitSessions = range("waitSessions", count, 0, 64);
+    return this;
+  }
+
+  /** The cap on server locks held at once (default {@value #DEFAULT_MAX_HELD_LOCKS}). */
+  public PgLocksBuilder maxHeldLocks(int max) {
+    onceInt(this.maxHeldLocks, "maxHeldLocks");
+    this.maxHeldLocks = range("maxHeldLocks", max, 1, MAX_MAX_HELD_LOCKS);
+    return this;
+  }
+
+  /**
+   * How many times in a row a released lock may pass straight to a waiter in this process, without
+   * a round trip, before it is released to the server so that other processes get their turn
+   * (default 16; 0 disables local handoff).
+   */
+  public PgLocksBuilder maxLocalHandoffs(int max) {
+    onceInt(this.maxLocalHandoffs, "maxLocalHandoffs");
+    this.maxLocalHandoffs = range("maxLocalHandoffs", max, 0, 1_000_000);
+    return this;
+  }
+
+  /** Where loss callbacks run (default: one pglock thread, so that they run in order). */
+  public PgLocksBuilder callbackExecutor(Executor executor) {
+    once(this.callbackExecutor, "callbackExecutor");
+    this.callbackExecutor = Objects.requireNonNull(executor, "executor");
+    return this;
+  }
+
+  /**
+   * Checks the database (PostgreSQL 14 or newer, not behind a transaction-mode pooler) by opening
+   * the first lock session, and returns the running instance.
+   *
+   * @throws UnsupportedDatabaseException if the database cannot carry session locks
+   * @throws LockSessionException if the database cannot be reached
+   */
+  public PgLocks build() {
+    PgLocksConfig config = new PgLocksConfig(dataSource,
+        namespace != null ? namespace : "default",
+        nodeName != null ? nodeName : defaultNodeName(),
+        lease != null ? lease : DEFAULT_LEASE,
+        lockSessions >= 0 ? lockSessions : 1,
+        waitSessions >= 0 ? waitSessions : 2,
+        maxHeldLocks >= 0 ? maxHeldLocks : DEFAULT_MAX_HELD_LOCKS,
+        maxLocalHandoffs >= 0 ? maxLocalHandoffs : 16,
+        callbackExecutor);
+    return DefaultPgLocks.start(config);
+  }
+
+  private static String defaultNodeName() {
+    String jvm = ManagementFactory.getRuntimeMXBean().getName(); // pid@host
+    int at = jvm.indexOf('@');
+    String name = at > 0 ? jvm.substring(at + 1) + "-" + jvm.substring(0, at) : jvm;
+    name = name.replaceAll("[^\\x20-\\x7e]", "?");
+    return name.length() > 40 ? name.substring(name.length() - 40) : name;
+  }
+
+  private static void once(Object current, String option) {
+    if (current != null) {
+      throw new IllegalStateException(option + " was already set to " + current);
+    }
+  }
+
+  private static void onceInt(int current, String option) {
+    if (current >= 0) {
+      throw new IllegalStateException(option + " was already set to " + current);
+    }
+  }
+
+  private static int range(String option, int value, int min, int max) {
+    if (value < min || value > max) {
+      throw new IllegalArgumentException(option + " must be between " + min + " and " + max + ": " + value);
+    }
+    return value;
+  }
+}

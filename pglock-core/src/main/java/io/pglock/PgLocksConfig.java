@@ -1,0 +1,83 @@
+package io.pglock;
+
+import java.time.Duration;
+import java.util.concurrent.Executor;
+import javax.sql.DataSource;
+
+/** The settings of a {@link PgLocks}, as validated by {@link PgLocksBuilder}. Immutable. */
+public final class PgLocksConfig {
+  private final DataSource dataSource;
+  private final String namespace;
+  private final String nodeName;
+  private final Duration lease;
+  private final int lockSessions;
+  private final int waitSessions;
+  private final int maxHeldLocks;
+  private final int maxLocalHandoffs;
+  private final Executor callbackExecutor;
+
+  PgLocksConfig(DataSource dataSource, String namespace, String nodeName, Duration lease, int lockSessions,
+      int waitSessions, int maxHeldLocks, int maxLocalHandoffs, Executor callbackExecutor) {
+    this.dataSource = dataSource;
+    this.namespace = namespace;
+    this.nodeName = nodeName;
+    this.lease = lease;
+    this.lockSessions = lockSessions;
+    this.waitSessions = waitSessions;
+    this.maxHeldLocks = maxHeldLocks;
+    this.maxLocalHandoffs = maxLocalHandoffs;
+    this.callbackExecutor = callbackExecutor;
+  }
+
+  /** Where lock sessions come from. */
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  /** The namespace of names. */
+  public String namespace() {
+    return namespace;
+  }
+
+  /** This node's name, shown in {@code application_name} as {@code pglock:<node>}. */
+  public String nodeName() {
+    return nodeName;
+  }
+
+  /** The lease: {@code idle_session_timeout} and the other server-side timers of a lock session. */
+  public Duration lease() {
+    return lease;
+  }
+
+  /** How many lock sessions carry held locks (keys are spread over them by hash). */
+  public int lockSessions() {
+    return lockSessions;
+  }
+
+  /** The most connections used at once for blocking waits. */
+  public int waitSessions() {
+    return waitSessions;
+  }
+
+  /** The cap on server locks held at once. */
+  public int maxHeldLocks() {
+    return maxHeldLocks;
+  }
+
+  /** How many times in a row a lock may pass between local holders before it goes back to the server. */
+  public int maxLocalHandoffs() {
+    return maxLocalHandoffs;
+  }
+
+  /** Where loss callbacks run; null means pglock's own single callback thread. */
+  public Executor callbackExecutor() {
+    return callbackExecutor;
+  }
+
+  @Override
+  public String toString() {
+    return "PgLocksConfig[namespace=" + namespace + ", node=" + nodeName + ", lease=" + lease
+        + ", lockSessions=" + lockSessions + ", waitSessions=" + waitSessions + ", maxHeldLocks=" + maxHeldLocks
+        + ", maxLocalHandoffs=" + maxLocalHandoffs + "]";
+  }
+}

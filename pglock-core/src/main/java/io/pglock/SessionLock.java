@@ -1,0 +1,63 @@
+package io.pglock;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * A session-scoped advisory lock on one key, in one mode. Each successful acquire returns a new
+ * {@link LockHandle}; this object only names the lock and may be kept and shared between threads.
+ *
+ * <p><b>Not reentrant.</b> A key held through a {@link PgLocks} is treated, for every other
+ * acquire through the same {@code PgLocks}, exactly as if another process held it: a try fails and
+ * a wait waits, whichever thread asks (ownership belongs to handles, not threads). Shared holders
+ * of the same key share one server lock. pglock never stacks a key twice on one connection.
+ *
+ * <p><b>Waiting</b> is fair within one {@code PgLocks} (first come, first served, and a waiting
+ * exclusive acquire stops new shared holders from overtaking it). A waiter is woken as soon as the
+ * lock is free: by the releasing handle when both are local, by the server otherwise.
+ */
+public interface SessionLock {
+
+  /** The key. */
+  LockKey key();
+
+  /** The mode handles from this lock hold. */
+  LockMode mode();
+
+  /**
+   * Takes the lock if it is free now; never waits for another holder (it does take one round trip
+   * to the server unless the lock is already held here in a compatible mode).
+   *
+   * @return the handle, or empty if another holder has the lock
+   * @throws LockCapacityException if the cap on held locks is reached
+   * @throws LockSessionException if the database cannot be reached
+   */
+  Optional<LockHandle> tryAcquire();
+
+  /**
+   * Waits up to the timeout for the lock.
+   *
+   * @return the handle, or empty if the timeout passed first (nothing is then held)
+   * @throws InterruptedException if the thread is interrupted while waiting (nothing is then held)
+   * @throws IllegalArgumentException if the timeout is negative or longer than a year
+   */
+  Optional<LockHandle> tryAcquire(Duration timeout) throws InterruptedException;
+
+  /**
+   * Waits up to the timeout for the lock.
+   *
+   * @throws LockTimeoutException if the timeout passed first (nothing is then held)
+   * @throws InterruptedException if the thread is interrupted while waiting (nothing is then held)
+   */
+  LockHandle acquire(Duration timeout) throws InterruptedException;
+
+  /**
+   * Waits as long as it takes, unless interrupted.
+   *
+   * @throws InterruptedException if the thread is interrupted while waiting (nothing is then held)
+   */
+  LockHandle acquire() throws InterruptedException;
+
+  /** Waits as long as it takes; an interrupt does not stop the wait but stays set on return. */
+  LockHandle acquireUninterruptibly();
+}

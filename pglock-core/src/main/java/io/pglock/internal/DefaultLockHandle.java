@@ -1,0 +1,135 @@
+package io.pglock.internal;
+
+import io.pglock.HandleState;
+import io.pglock.LockHandle;
+import io.pglock.LockKey;
+import io.pglock.LockMode;
+import io.pglock.LockNotHeldException;
+import io.pglock.LossCause;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/** A handle on a lock held through a {@link LockTable}. Its state moves by compare-and-set. */
+final class DefaultLockHandle implements LockHandle {
+  private final LockTable table;
+  final KeyState state;
+  private final LockKey key;
+  private final LockMode mode;
+  private final AtomicReference<HandleState> life = new AtomicReference<>(HandleState.HELD);
+  private volatile LossCause lossCause;
+  private volatile String lossDetail;
+  /** Created on first use: most handles are never asked about loss. Guarded by {@code this}. */
+  private CompletableFuture<LossCause> lost;
+  private List<Consumer<LossCause>> callbacks;
+
+  DefaultLockHandle(LockTable table, KeyState state, LockKey key, LockMode mode) {
+    this.table = table;
+    this.state = state;
+    this.key = key;
+    this.mode = mode;
+  }
+
+  @Override
+  public LockKey key() {
+    return key;
+  }
+
+  @Override
+  public LockMode mode() {
+    return mode;
+  }
+
+  @Override
+  public HandleState state() {
+    return life.get();
+  }
+
+  @Override
+  public boolean isHeld() {
+    LockSession s = state.session;
+    return life.get() == HandleState.HELD && s != null && s.leaseValid();
+  }
+
+  @Override
+  public void ensureHeld() {
+    if (isHeld()) {
+      return;
+    }
+    HandleState now = life.get();
+    if (now == HandleState.RELEASED) {
+      throw new LockNotHeldException("the handle on " + key + " was closed; acquire a new handle");
+    }
+    throw new LockNotHeldException("the lock on " + key + " was lost ("
+        + (lossCause != null ? lossCause + ": " + lossDetail : "the lock session's lease ran out")
+        + "); acquire a new handle, and check what was done under the lock");
+  }
+
+  @Override
+  public synchronized CompletionStage<LossCause> lost() {
+    if (lost == null) {
+      lost = new CompletableFuture<>();
+      if (lossCause != null) {
+        table.callbacks().execute(() -> lost.complete(lossCause));
+      }
+    }
+    return lost.minimalCompletionStage();
+  }
+
+  @Override
+  public LockHandle onLoss(Consumer<LossCause> callback) {
+    java.util.Objects.requireNonNull(callback, "callback");
+    LossCause already;
+    synchronized (this) {
+      already = lossCause;
+      if (already == null) {
+        if (callbacks == null) {
+          callbacks = new ArrayList<>(1);
+        }
+        callbacks.add(callback);
+        return this;
+      }
+    }
+    table.callbacks().run(callback, already);
+    return this;
+  }
+
+  @Override
+  public void close() {
+    if (life.compareAndSet(HandleState.HELD, HandleState.RELEASED)) {
+      table.release(this);
+    }
+  }
+
+  /** Moves a held handle to LOST and signals it. Called by the table without its stripe monitor. */
+  void markLost(LossCause cause, String detail) {
+    if (!life.compareAndSet(HandleState.HELD, HandleState.LOST)) {
+      return;
+    }
+    List<Consumer<LossCause>> toRun;
+    CompletableFuture<LossCause> future;
+    synchronized (this) {
+      lossDetail = detail;
+      lossCause = cause;
+      toRun = callbacks;
+      callbacks = null;
+      future = lost;
+    }
+    if (future != null) {
+      table.callbacks().execute(() -> future.complete(cause));
+    }
+    if (toRun != null) {
+      for (Consumer<LossCause> c : toRun) {
+        table.callbacks().run(c, cause);
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "LockHandle[" + key + " " + mode + " " + life.get() + "]";
+  }
+}

@@ -1,0 +1,163 @@
+package io.pglock.internal;
+
+import io.pglock.LockKey;
+import io.pglock.LockMode;
+import io.pglock.PgLocks;
+import io.pglock.PgLocksClosedException;
+import io.pglock.PgLocksConfig;
+import io.pglock.SessionLock;
+import io.pglock.SessionReadWriteLock;
+import io.pglock.TransactionLocks;
+import java.sql.Connection;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The running {@link PgLocks}: owns the sessions, the lock table and the background threads. */
+public final class DefaultPgLocks implements PgLocks {
+  private static final Logger log = LoggerFactory.getLogger(DefaultPgLocks.class);
+  private static final long CLOSE_TIMEOUT_MILLIS = 5_000;
+
+  private final PgLocksConfig config;
+  private final ScheduledExecutorService watchdog;
+  private final Callbacks callbacks;
+  private final Sessions sessions;
+  private final LockTable table;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private DefaultPgLocks(PgLocksConfig config) {
+    this.config = config;
+    ScheduledThreadPoolExecutor w = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = Executors.defaultThreadFactory().newThread(r);
+      t.setName("pglock-" + config.nodeName() + "-watchdog");
+      t.setDaemon(true);
+      return t;
+    });
+    w.setRemoveOnCancelPolicy(true);
+    this.watchdog = w;
+    this.callbacks = new Callbacks(config.callbackExecutor(), config.nodeName());
+    this.sessions = new Sessions(config, watchdog);
+    this.table = new LockTable(config, sessions, callbacks);
+    this.sessions.listener(table);
+  }
+
+  /**
+   * Starts an instance and opens its first lock session, which checks the database.
+   *
+   * @throws io.pglock.UnsupportedDatabaseException if the database cannot carry session locks
+   * @throws io.pglock.LockSessionException if the database cannot be reached
+   */
+  public static PgLocks start(PgLocksConfig config) {
+    DefaultPgLocks locks = new DefaultPgLocks(config);
+    try {
+      locks.sessions.lockSessionFor(new ServerKey(1, 0));
+    } catch (RuntimeException e) {
+      locks.close();
+      throw e;
+    }
+    log.debug("started {}", config);
+    return locks;
+  }
+
+  void ensureOpen() {
+    if (closed.get()) {
+      throw new PgLocksClosedException("this PgLocks (namespace " + config.namespace() + ", node "
+          + config.nodeName() + ") is closed; build a new one");
+    }
+  }
+
+  LockTable table() {
+    return table;
+  }
+
+  @Override
+  public PgLocksConfig config() {
+    return config;
+  }
+
+  @Override
+  public LockKey key(String name) {
+    return LockKey.named(config.namespace(), name);
+  }
+
+  @Override
+  public SessionLock lock(String name) {
+    return lock(key(name));
+  }
+
+  @Override
+  public SessionLock lock(LockKey key) {
+    ensureOpen();
+    return new DefaultSessionLock(this, java.util.Objects.requireNonNull(key, "key"), LockMode.EXCLUSIVE);
+  }
+
+  @Override
+  public SessionReadWriteLock readWriteLock(String name) {
+    return readWriteLock(key(name));
+  }
+
+  @Override
+  public SessionReadWriteLock readWriteLock(LockKey key) {
+    ensureOpen();
+    java.util.Objects.requireNonNull(key, "key");
+    SessionLock read = new DefaultSessionLock(this, key, LockMode.SHARED);
+    SessionLock write = new DefaultSessionLock(this, key, LockMode.EXCLUSIVE);
+    return new SessionReadWriteLock() {
+      @Override
+      public LockKey key() {
+        return key;
+      }
+
+      @Override
+      public SessionLock readLock() {
+        return read;
+      }
+
+      @Override
+      public SessionLock writeLock() {
+        return write;
+      }
+
+      @Override
+      public String toString() {
+        return "SessionReadWriteLock[" + key + "]";
+      }
+    };
+  }
+
+  @Override
+  public TransactionLocks inTransaction(Connection connection) {
+    ensureOpen();
+    return new DefaultTransactionLocks(this, connection);
+  }
+
+  @Override
+  public int heldLocks() {
+    return table.heldLocks();
+  }
+
+  @Override
+  public int openSessions() {
+    return sessions.openCount();
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    table.closeAll();
+    sessions.closeAll(CLOSE_TIMEOUT_MILLIS);
+    watchdog.shutdownNow();
+    callbacks.shutdown();
+  }
+
+  @Override
+  public String toString() {
+    return "PgLocks[namespace=" + config.namespace() + ", node=" + config.nodeName() + ", held=" + heldLocks()
+        + (closed.get() ? ", closed" : "") + "]";
+  }
+}

@@ -1,0 +1,106 @@
+package io.pglock.internal;
+
+import io.pglock.LockHandle;
+import io.pglock.LockKey;
+import io.pglock.LockMode;
+import io.pglock.LockTimeoutException;
+import io.pglock.SessionLock;
+import java.time.Duration;
+import java.util.Optional;
+
+/** A session lock: validates the call and delegates to the lock table. */
+final class DefaultSessionLock implements SessionLock {
+  /** The longest wait accepted: anything longer is a unit mistake, not an intent. */
+  static final Duration MAX_WAIT = Duration.ofDays(366);
+
+  private final DefaultPgLocks locks;
+  private final LockKey key;
+  private final LockMode mode;
+
+  DefaultSessionLock(DefaultPgLocks locks, LockKey key, LockMode mode) {
+    this.locks = locks;
+    this.key = key;
+    this.mode = mode;
+  }
+
+  @Override
+  public LockKey key() {
+    return key;
+  }
+
+  @Override
+  public LockMode mode() {
+    return mode;
+  }
+
+  @Override
+  public Optional<LockHandle> tryAcquire() {
+    locks.ensureOpen();
+    try {
+      return Optional.ofNullable(locks.table().acquire(key, mode, LockTable.NO_WAIT, false));
+    } catch (InterruptedException e) {
+      throw new AssertionError("an uninterruptible try was interrupted", e);
+    }
+  }
+
+  @Override
+  public Optional<LockHandle> tryAcquire(Duration timeout) throws InterruptedException {
+    long nanos = checkTimeout(timeout);
+    locks.ensureOpen();
+    if (Thread.interrupted()) {
+      throw new InterruptedException("interrupted before acquiring " + key);
+    }
+    return Optional.ofNullable(locks.table().acquire(key, mode, nanos, true));
+  }
+
+  @Override
+  public LockHandle acquire(Duration timeout) throws InterruptedException {
+    long start = System.nanoTime();
+    Optional<LockHandle> h = tryAcquire(timeout);
+    if (h.isEmpty()) {
+      throw new LockTimeoutException("timed out after " + Duration.ofNanos(System.nanoTime() - start).toMillis()
+          + " ms waiting for " + mode.name().toLowerCase(java.util.Locale.ROOT) + " lock " + key
+          + " (node " + locks.config().nodeName() + ", " + locks.heldLocks() + " locks held here); "
+          + "another holder has it: see pg_locks, or wait longer");
+    }
+    return h.get();
+  }
+
+  @Override
+  public LockHandle acquire() throws InterruptedException {
+    locks.ensureOpen();
+    if (Thread.interrupted()) {
+      throw new InterruptedException("interrupted before acquiring " + key);
+    }
+    return locks.table().acquire(key, mode, LockTable.FOREVER, true);
+  }
+
+  @Override
+  public LockHandle acquireUninterruptibly() {
+    locks.ensureOpen();
+    try {
+      return locks.table().acquire(key, mode, LockTable.FOREVER, false);
+    } catch (InterruptedException e) {
+      throw new AssertionError("an uninterruptible acquire was interrupted", e);
+    }
+  }
+
+  static long checkTimeout(Duration timeout) {
+    if (timeout == null) {
+      throw new IllegalArgumentException("timeout must not be null; use acquire() to wait without limit");
+    }
+    if (timeout.isNegative()) {
+      throw new IllegalArgumentException("timeout must not be negative: " + timeout);
+    }
+    if (timeout.compareTo(MAX_WAIT) > 0) {
+      throw new IllegalArgumentException("timeout " + timeout + " is longer than " + MAX_WAIT
+          + "; use acquire() to wait without limit");
+    }
+    return Math.max(1, timeout.toNanos());
+  }
+
+  @Override
+  public String toString() {
+    return "SessionLock[" + key + " " + mode + "]";
+  }
+}

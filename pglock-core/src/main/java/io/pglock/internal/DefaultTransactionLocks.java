@@ -1,0 +1,182 @@
+package io.pglock.internal;
+
+import io.pglock.LockDeadlockException;
+import io.pglock.LockKey;
+import io.pglock.LockMode;
+import io.pglock.LockSessionException;
+import io.pglock.LockTimeoutException;
+import io.pglock.TransactionLocks;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+
+/**
+ * Transaction-scoped locks on the caller's connection. A wait runs in slices of at most
+ * {@link #SLICE_MILLIS} under a savepoint, so that an interrupt is seen within a slice and a
+ * timeout or deadlock rolls back only the savepoint, never the caller's transaction.
+ */
+final class DefaultTransactionLocks implements TransactionLocks {
+  static final long SLICE_MILLIS = 200;
+
+  private final DefaultPgLocks locks;
+  private final Connection connection;
+
+  DefaultTransactionLocks(DefaultPgLocks locks, Connection connection) {
+    this.locks = locks;
+    this.connection = java.util.Objects.requireNonNull(connection, "connection");
+    try {
+      SessionSetup.checkPostgres(connection);
+      checkTransaction();
+    } catch (SQLException e) {
+      throw new LockSessionException("could not inspect the connection: " + SqlErrors.describe(e), e);
+    }
+  }
+
+  private void checkTransaction() throws SQLException {
+    if (connection.getAutoCommit()) {
+      throw new IllegalStateException("the connection is in autocommit mode, so a transaction-scoped lock "
+          + "would be released as soon as its statement ends; call connection.setAutoCommit(false) first, "
+          + "or use a session lock (PgLocks.lock)");
+    }
+  }
+
+  @Override
+  public boolean tryLock(String name) {
+    return tryLock(locks.key(name), LockMode.EXCLUSIVE);
+  }
+
+  @Override
+  public boolean tryLock(LockKey key, LockMode mode) {
+    ServerKey k = ServerKey.of(java.util.Objects.requireNonNull(key, "key"));
+    locks.ensureOpen();
+    try {
+      checkTransaction();
+      try (PreparedStatement ps = connection.prepareStatement(Sql.xactTry(k, mode == LockMode.SHARED))) {
+        bind(ps, k);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getBoolean(1);
+        }
+      }
+    } catch (SQLException e) {
+      throw failure(key, e);
+    }
+  }
+
+  @Override
+  public void lock(String name, Duration timeout) throws InterruptedException {
+    lock(locks.key(name), LockMode.EXCLUSIVE, timeout);
+  }
+
+  @Override
+  public void lock(LockKey key, LockMode mode, Duration timeout) throws InterruptedException {
+    long nanos = DefaultSessionLock.checkTimeout(timeout);
+    if (!waitFor(key, mode, System.nanoTime() + nanos, false)) {
+      throw new LockTimeoutException("timed out after " + timeout.toMillis() + " ms waiting for transaction "
+          + "lock " + key + " (" + mode.name().toLowerCase(java.util.Locale.ROOT) + "); the transaction is "
+          + "still usable and holds what it held before");
+    }
+  }
+
+  @Override
+  public void lock(LockKey key, LockMode mode) throws InterruptedException {
+    waitFor(key, mode, 0, true);
+  }
+
+  private boolean waitFor(LockKey key, LockMode mode, long deadline, boolean forever) throws InterruptedException {
+    ServerKey k = ServerKey.of(java.util.Objects.requireNonNull(key, "key"));
+    locks.ensureOpen();
+    try {
+      checkTransaction();
+      if (tryLock(key, mode)) {
+        return true;
+      }
+      String previous;
+      try (PreparedStatement ps = connection.prepareStatement(Sql.XACT_GET_LOCK_TIMEOUT);
+          ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        previous = rs.getString(1);
+      }
+      try {
+        while (true) {
+          if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted while waiting for transaction lock " + key);
+          }
+          long left = forever ? SLICE_MILLIS : (deadline - System.nanoTime()) / 1_000_000;
+          if (left <= 0) {
+            return false;
+          }
+          if (slice(k, mode, Math.min(left, SLICE_MILLIS))) {
+            return true;
+          }
+        }
+      } finally {
+        setLockTimeout(previous);
+      }
+    } catch (SQLException e) {
+      throw failure(key, e);
+    }
+  }
+
+  /** One bounded wait under a savepoint. @return true if granted */
+  private boolean slice(ServerKey k, LockMode mode, long millis) throws SQLException {
+    try (Statement st = connection.createStatement()) {
+      st.execute(Sql.SAVEPOINT);
+    }
+    setLockTimeout(millis + "ms");
+    try (PreparedStatement ps = connection.prepareStatement(Sql.xactLock(k, mode == LockMode.SHARED))) {
+      bind(ps, k);
+      ps.execute();
+    } catch (SQLException e) {
+      String state = SqlErrors.state(e);
+      try (Statement st = connection.createStatement()) {
+        // Rolling back to the savepoint also drops the lock if it was granted as the wait timed out,
+        // so "not acquired" is then true on the server as well.
+        st.execute(Sql.ROLLBACK_TO_SAVEPOINT);
+      }
+      if (state.equals(SqlErrors.LOCK_NOT_AVAILABLE)) {
+        return false;
+      }
+      if (state.equals(SqlErrors.DEADLOCK)) {
+        throw new LockDeadlockException("PostgreSQL broke a deadlock by refusing transaction lock to this "
+            + "transaction (" + SqlErrors.describe(e) + "); the locks taken earlier in the transaction are "
+            + "still held: roll back and retry, taking locks in a consistent order", e);
+      }
+      throw e;
+    }
+    try (Statement st = connection.createStatement()) {
+      st.execute(Sql.RELEASE_SAVEPOINT);
+    }
+    return true;
+  }
+
+  private void setLockTimeout(String value) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(Sql.XACT_SET_LOCK_TIMEOUT)) {
+      ps.setString(1, value);
+      ps.execute();
+    }
+  }
+
+  private static void bind(PreparedStatement ps, ServerKey k) throws SQLException {
+    ps.setLong(1, k.firstArg());
+    if (k.objsubid() == 2) {
+      ps.setInt(2, k.secondArg());
+    }
+  }
+
+  private static RuntimeException failure(LockKey key, SQLException e) {
+    if (SqlErrors.state(e).equals(SqlErrors.OUT_OF_SHARED_MEMORY)) {
+      return new io.pglock.LockCapacityException("the server's lock table is full while locking " + key + " ("
+          + SqlErrors.describe(e) + ")", e);
+    }
+    if (e.getSQLState() != null && e.getSQLState().equals("25P02")) {
+      return new IllegalStateException("the caller's transaction is already aborted (" + SqlErrors.describe(e)
+          + "); roll it back before taking locks in it", e);
+    }
+    return new LockSessionException("transaction lock " + key + " failed: " + SqlErrors.describe(e), e);
+  }
+
+}

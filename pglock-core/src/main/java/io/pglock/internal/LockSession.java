@@ -1,0 +1,433 @@
+package io.pglock.internal;
+
+import io.pglock.LockMode;
+import io.pglock.LockSessionException;
+import io.pglock.LossCause;
+import io.pglock.PgLocksClosedException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One connection that holds session-level advisory locks for many handles, and the loop that talks
+ * to it. See the package documentation for the batching, lease and failure rules.
+ */
+final class LockSession {
+  private static final Logger log = LoggerFactory.getLogger(LockSession.class);
+  private static final int MAX_BATCH = 1024;
+
+  /** Told when a session stops carrying locks for a reason other than an orderly close. */
+  interface Listener {
+    void sessionLost(LockSession session, LossCause cause);
+  }
+
+  final String name;
+  final boolean forWaiting;
+  private final Connection connection;
+  private final int pid;
+  private final Lease lease;
+  private final Listener listener;
+  private final ScheduledExecutorService watchdog;
+  private final ConcurrentLinkedQueue<Op> queue = new ConcurrentLinkedQueue<>();
+  /** Held by whoever is talking to the connection: the loop thread or a combining caller. */
+  private final ReentrantLock talk = new ReentrantLock();
+  /** Keys whose server lock lives on this session, for loss broadcast. */
+  final Set<KeyState> held = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean dead = new AtomicBoolean();
+  private final Thread loop;
+  private final PreparedStatement batch;
+  private volatile boolean closing;
+  private volatile LossCause lossCause;
+  private volatile String failure;
+
+  private LockSession(String name, boolean forWaiting, Connection connection, int pid, Lease lease,
+      Listener listener, ScheduledExecutorService watchdog) throws SQLException {
+    this.name = name;
+    this.forWaiting = forWaiting;
+    this.connection = connection;
+    this.pid = pid;
+    this.lease = lease;
+    this.listener = listener;
+    this.watchdog = watchdog;
+    this.batch = connection.prepareStatement(Sql.BATCH);
+    this.loop = new Thread(this::loop, name);
+    this.loop.setDaemon(true);
+  }
+
+  /** Opens and starts a session on a connection already set up by {@link SessionSetup}. */
+  static LockSession start(String name, boolean forWaiting, SessionSetup.Opened opened, Listener listener,
+      ScheduledExecutorService watchdog) throws SQLException {
+    LockSession s = new LockSession(name, forWaiting, opened.connection(), opened.pid(), opened.lease(), listener,
+        watchdog);
+    s.loop.start();
+    s.scheduleLeaseCheck();
+    return s;
+  }
+
+  int pid() {
+    return pid;
+  }
+
+  boolean isDead() {
+    return dead.get();
+  }
+
+  /** True while the session is alive and its lease has not run out (checked against the clock). */
+  boolean leaseValid() {
+    return !dead.get() && System.nanoTime() - lease.deadline() < 0;
+  }
+
+  /** The lease deadline on the {@link System#nanoTime()} scale. */
+  long leaseDeadline() {
+    return lease.deadline();
+  }
+
+  /** Why the session died, for messages: "" while alive. */
+  String failure() {
+    String f = failure;
+    return f == null ? "" : f;
+  }
+
+  LossCause lossCause() {
+    return lossCause;
+  }
+
+  /**
+   * Queues an op. A caller that will wait for the answer passes {@code combine}: if no one is talking
+   * to the connection, it runs the batch itself (no thread handoff); otherwise the current talker
+   * or the loop picks it up. Releases never combine, so that {@code close()} never blocks.
+   */
+  void submit(Op op, boolean combine) {
+    if (dead.get()) {
+      reject(op);
+      return;
+    }
+    queue.add(op);
+    if (combine && !op.isWait() && talk.tryLock()) {
+      try {
+        while (!op.isDone() && !dead.get() && runBatch()) {
+          // keep combining until our own op is answered
+        }
+      } finally {
+        talk.unlock();
+      }
+      if (!queue.isEmpty()) {
+        LockSupport.unpark(loop);
+      }
+    } else {
+      LockSupport.unpark(loop);
+    }
+    if (dead.get()) {
+      failQueued(); // lost a race with the session's failure: nobody else will answer
+    }
+  }
+
+  /** Asks the server to abandon the statement in flight (a blocking wait). Best effort. */
+  void cancelStatement() {
+    try {
+      connection.unwrap(org.postgresql.PGConnection.class).cancelQuery();
+    } catch (SQLException e) {
+      log.debug("{}: cancel request failed: {}", name, e.getMessage());
+    }
+  }
+
+  private void loop() {
+    while (!dead.get()) {
+      if (queue.isEmpty()) {
+        if (closing) {
+          break;
+        }
+        long untilHeartbeat = lease.nextHeartbeat() - System.nanoTime();
+        if (untilHeartbeat > 0) {
+          LockSupport.parkNanos(this, untilHeartbeat);
+          continue;
+        }
+      }
+      talk.lock();
+      try {
+        if (!queue.isEmpty()) {
+          runBatch();
+        } else if (!closing && lease.nextHeartbeat() - System.nanoTime() <= 0) {
+          heartbeat();
+        }
+      } catch (RuntimeException | Error e) {
+        log.error("{}: unexpected error in the session loop; closing the session", name, e);
+        die(LossCause.CONNECTION_LOST, e.toString());
+      } finally {
+        talk.unlock();
+      }
+    }
+    failQueued();
+  }
+
+  /** Sends what is queued. Must hold {@link #talk}. @return false if nothing could be sent */
+  private boolean runBatch() {
+    Op first = queue.peek();
+    if (first == null || dead.get()) {
+      return false;
+    }
+    if (first.isWait()) {
+      runWait(queue.poll());
+      return true;
+    }
+    List<Op> ops = new ArrayList<>(Math.min(queue.size(), MAX_BATCH));
+    while (ops.size() < MAX_BATCH) {
+      Op next = queue.peek();
+      if (next == null || next.isWait()) {
+        break;
+      }
+      ops.add(queue.poll());
+    }
+    int n = ops.size();
+    short[] actions = new short[n];
+    short[] spaces = new short[n];
+    long[] firsts = new long[n];
+    int[] seconds = new int[n];
+    for (int i = 0; i < n; i++) {
+      Op op = ops.get(i);
+      actions[i] = (short) op.action;
+      spaces[i] = (short) op.key.objsubid();
+      firsts[i] = op.key.firstArg();
+      seconds[i] = op.key.secondArg();
+    }
+    boolean[] results = new boolean[n];
+    long sent = System.nanoTime();
+    try {
+      batch.setObject(1, actions);
+      batch.setObject(2, spaces);
+      batch.setObject(3, firsts);
+      batch.setObject(4, seconds);
+      try (ResultSet rs = batch.executeQuery()) {
+        while (rs.next()) {
+          results[rs.getInt(1) - 1] = rs.getBoolean(2);
+        }
+      }
+    } catch (SQLException e) {
+      // A failed batch may have taken some of its locks (session locks ignore the statement's
+      // failure), so the session's state is unknown: close it, which frees everything it held.
+      die(LossCause.CONNECTION_LOST, SqlErrors.describe(e));
+      RuntimeException error = SqlErrors.state(e).equals(SqlErrors.OUT_OF_SHARED_MEMORY)
+          ? new io.pglock.LockCapacityException("the server's lock table is full (" + SqlErrors.describe(e)
+              + "); raise max_locks_per_transaction or hold fewer locks", e)
+          : new LockSessionException(name + " failed: " + SqlErrors.describe(e), e);
+      for (Op op : ops) {
+        op.fail(error);
+      }
+      return false;
+    }
+    lease.succeeded(sent);
+    for (int i = 0; i < n; i++) {
+      Op op = ops.get(i);
+      boolean ok = results[i];
+      if (op.isUnlock() && !ok) {
+        log.error("{}: the server did not hold {} {} when pglock released it; this is a pglock bug",
+            name, op.shared() ? "shared" : "exclusive", op.key);
+      }
+      if (!op.complete(ok) && ok) {
+        queue.add(Op.unlock(op.key, op.shared() ? LockMode.SHARED : LockMode.EXCLUSIVE, null));
+      }
+    }
+    return true;
+  }
+
+  /** Runs a blocking wait; the wait session holds no other lock while it waits. Must hold {@link #talk}. */
+  private void runWait(Op op) {
+    if (op.isDone()) {
+      return; // abandoned before it was sent
+    }
+    long sent = System.nanoTime();
+    try {
+      try (PreparedStatement ps = connection.prepareStatement(Sql.SET_LOCK_TIMEOUT)) {
+        ps.setString(1, op.waitMillis + "ms");
+        ps.execute();
+      }
+      try (PreparedStatement ps = connection.prepareStatement(Sql.lock(op.key, op.shared()))) {
+        ps.setLong(1, op.key.firstArg());
+        if (op.key.objsubid() == 2) {
+          ps.setInt(2, op.key.secondArg());
+        }
+        ps.execute();
+      }
+      lease.succeeded(sent);
+      if (!op.complete(true)) {
+        unlockQuietly(op);
+      }
+    } catch (SQLException e) {
+      String state = SqlErrors.state(e);
+      if (state.equals(SqlErrors.LOCK_NOT_AVAILABLE) || state.equals(SqlErrors.QUERY_CANCELED)) {
+        // The wait ended, but the lock may have been granted just before: look before reporting.
+        boolean holds = holdsQuietly(op);
+        lease.succeeded(sent);
+        if (!op.complete(holds) && holds) {
+          unlockQuietly(op);
+        }
+      } else if (state.equals(SqlErrors.DEADLOCK)) {
+        op.fail(new io.pglock.LockDeadlockException("PostgreSQL broke a deadlock by refusing " + op.key
+            + " (" + SqlErrors.describe(e) + ")", e));
+      } else {
+        die(LossCause.CONNECTION_LOST, SqlErrors.describe(e));
+        op.fail(new LockSessionException(name + " failed while waiting: " + SqlErrors.describe(e), e));
+      }
+    }
+  }
+
+  private boolean holdsQuietly(Op op) {
+    try (PreparedStatement ps = connection.prepareStatement(Sql.HOLDS)) {
+      ps.setLong(1, op.key.classid());
+      ps.setLong(2, op.key.objid());
+      ps.setInt(3, op.key.objsubid());
+      ps.setString(4, op.shared() ? "ShareLock" : "ExclusiveLock");
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    } catch (SQLException e) {
+      die(LossCause.CONNECTION_LOST, SqlErrors.describe(e));
+      return false; // the session is closed, so whatever it held is free
+    }
+  }
+
+  private void unlockQuietly(Op op) {
+    queue.add(Op.unlock(op.key, op.shared() ? LockMode.SHARED : LockMode.EXCLUSIVE, null));
+  }
+
+  private void heartbeat() {
+    long sent = System.nanoTime();
+    try (PreparedStatement ps = connection.prepareStatement(Sql.BACKEND_PID); ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      int now = rs.getInt(1);
+      if (now != pid) {
+        log.error("{}: the backend changed from pid {} to {}: a pooler in transaction mode sits between "
+            + "pglock and PostgreSQL, and session locks are not safe through it; connect lock sessions "
+            + "directly or use transaction-scoped locks", name, pid, now);
+        die(LossCause.CONNECTION_LOST, "backend pid changed from " + pid + " to " + now);
+        return;
+      }
+      lease.succeeded(sent);
+    } catch (SQLException e) {
+      die(LossCause.CONNECTION_LOST, SqlErrors.describe(e));
+    }
+  }
+
+  private void scheduleLeaseCheck() {
+    long delay = lease.deadline() - System.nanoTime();
+    try {
+      watchdog.schedule(this::checkLease, Math.max(delay, 0), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // the PgLocks is closing; close() ends the session
+    }
+  }
+
+  /** Runs on the watchdog at the lease deadline: expires the session unless a round trip renewed it. */
+  private void checkLease() {
+    if (dead.get()) {
+      return;
+    }
+    if (System.nanoTime() - lease.deadline() >= 0) {
+      log.warn("{}: no round trip succeeded within the lease; its locks are lost and the session is closed", name);
+      die(LossCause.LEASE_EXPIRED, "no round trip succeeded within the lease (" + lease + ")");
+    } else {
+      scheduleLeaseCheck();
+    }
+  }
+
+  /**
+   * Ends the session at once: marks it dead, aborts the connection (the server frees every lock on
+   * it), fails queued ops and tells the listener. Idempotent.
+   */
+  void die(LossCause cause, String why) {
+    if (!dead.compareAndSet(false, true)) {
+      return;
+    }
+    lossCause = cause;
+    failure = why;
+    if (!closing) {
+      log.warn("{} (backend pid {}) lost: {}", name, pid, why);
+    }
+    try {
+      connection.abort(Runnable::run);
+    } catch (SQLException | RuntimeException e) {
+      log.debug("{}: abort failed: {}", name, e.toString());
+    }
+    LockSupport.unpark(loop);
+    failQueued();
+    listener.sessionLost(this, cause);
+  }
+
+  private void failQueued() {
+    Op op;
+    while ((op = queue.poll()) != null) {
+      reject(op);
+    }
+  }
+
+  private void reject(Op op) {
+    if (op.isUnlock()) {
+      op.complete(false); // the server freed the lock with the session
+    } else {
+      op.fail(deadError());
+    }
+  }
+
+  private RuntimeException deadError() {
+    if (closing) {
+      return new PgLocksClosedException("the PgLocks was closed");
+    }
+    return new LockSessionException(name + " (backend pid " + pid + ") is closed: " + failure(), null);
+  }
+
+  /**
+   * Orderly close: sends queued releases, frees anything left with {@code pg_advisory_unlock_all()}
+   * and closes the connection, waiting up to the timeout for the loop to finish.
+   */
+  void close(long timeoutMillis) {
+    closing = true;
+    LockSupport.unpark(loop);
+    try {
+      loop.join(timeoutMillis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (dead.get()) {
+      return;
+    }
+    boolean locked = false;
+    try {
+      locked = talk.tryLock(timeoutMillis, TimeUnit.MILLISECONDS);
+      if (locked) {
+        try (PreparedStatement ps = connection.prepareStatement(Sql.UNLOCK_ALL)) {
+          ps.execute();
+        }
+        batch.close();
+        connection.close();
+        dead.set(true);
+      } else {
+        die(LossCause.CLOSED, "closed while a statement was still running");
+      }
+    } catch (SQLException | InterruptedException e) {
+      die(LossCause.CLOSED, e.toString());
+    } finally {
+      if (locked) {
+        talk.unlock();
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return name + "(pid " + pid + (dead.get() ? ", dead: " + failure() : "") + ")";
+  }
+}

@@ -1,0 +1,455 @@
+package io.pglock.internal;
+
+import io.pglock.LockCapacityException;
+import io.pglock.LockKey;
+import io.pglock.LockMode;
+import io.pglock.LossCause;
+import io.pglock.PgLocksConfig;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The local half of every session lock: which keys this process holds, in which mode, through
+ * which handles, on which session, and who waits. See the package documentation for the rules.
+ */
+final class LockTable implements LockSession.Listener {
+  /** A timeout meaning "do not wait": try once. */
+  static final long NO_WAIT = 0;
+  /** A timeout meaning "wait as long as it takes". */
+  static final long FOREVER = Long.MAX_VALUE;
+
+  private static final long MAX_POLL_NANOS = 100_000_000L;
+  private static final long FIRST_POLL_NANOS = 2_000_000L;
+
+  private final PgLocksConfig config;
+  private final Sessions sessions;
+  private final Callbacks callbacks;
+  private final Stripe[] stripes = new Stripe[64];
+  private final AtomicInteger held = new AtomicInteger();
+
+  private static final class Stripe {
+    final Map<ServerKey, KeyState> keys = new HashMap<>();
+  }
+
+  LockTable(PgLocksConfig config, Sessions sessions, Callbacks callbacks) {
+    this.config = config;
+    this.sessions = sessions;
+    this.callbacks = callbacks;
+    for (int i = 0; i < stripes.length; i++) {
+      stripes[i] = new Stripe();
+    }
+  }
+
+  Callbacks callbacks() {
+    return callbacks;
+  }
+
+  int heldLocks() {
+    return held.get();
+  }
+
+  private Stripe stripe(ServerKey key) {
+    long h = key.value() * 0x9E3779B97F4A7C15L + key.objsubid();
+    return stripes[(int) (h >>> 58)];
+  }
+
+  /**
+   * Acquires a lock.
+   *
+   * @param timeoutNanos {@link #NO_WAIT}, {@link #FOREVER} or a wait bound
+   * @return the handle, or null if the lock was not acquired in time
+   * @throws InterruptedException if interruptible and interrupted (nothing is then held)
+   */
+  DefaultLockHandle acquire(LockKey lockKey, LockMode mode, long timeoutNanos, boolean interruptible)
+      throws InterruptedException {
+    long start = System.nanoTime();
+    long deadline = timeoutNanos == FOREVER ? Long.MAX_VALUE : start + timeoutNanos;
+    ServerKey key = ServerKey.of(lockKey);
+    Stripe s = stripe(key);
+    KeyState st;
+    KeyState.Waiter w = null;
+    synchronized (s) {
+      st = s.keys.computeIfAbsent(key, KeyState::new);
+      if (st.canJoin(mode, config.maxLocalHandoffs())) {
+        st.handoffs++;
+        return addHolder(st, lockKey, mode);
+      }
+      if (st.isFree()) {
+        st.busy = true; // this thread fetches the lock from the server
+      } else if (timeoutNanos == NO_WAIT && !(st.unlockPending && !st.hasWaiters())) {
+        return null; // held or being fetched here: a try fails as if another process held it
+      } else {
+        w = new KeyState.Waiter(mode, lockKey);
+        st.enqueue(w);
+      }
+    }
+    if (w != null) {
+      // A try that only waits for a pending unlock of our own gets a short, bounded wait.
+      long waitUntil = timeoutNanos == NO_WAIT ? start + config.lease().toNanos() : deadline;
+      Object outcome = awaitWaiter(s, st, w, waitUntil, interruptible);
+      if (outcome != KeyState.Waiter.class) {
+        return (DefaultLockHandle) outcome;
+      }
+    }
+    return fetch(s, st, lockKey, mode, timeoutNanos, deadline, interruptible);
+  }
+
+  /** @return the handle, null on timeout, or {@code Waiter.class} if made the representative */
+  private Object awaitWaiter(Stripe s, KeyState st, KeyState.Waiter w, long deadline, boolean interruptible)
+      throws InterruptedException {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        synchronized (s) {
+          if (w.outcome == KeyState.Waiter.GRANTED) {
+            return w.handle;
+          }
+          if (w.outcome == KeyState.Waiter.REPRESENTATIVE) {
+            return KeyState.Waiter.class;
+          }
+          boolean timedOut = deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0;
+          if (timedOut || (interruptible && interrupted)) {
+            st.removeWaiter(w);
+            removeIfFree(s, st);
+            if (timedOut) {
+              return null;
+            }
+            throw new InterruptedException("interrupted while waiting for " + st.key);
+          }
+        }
+        if (deadline == Long.MAX_VALUE) {
+          LockSupport.park(this);
+        } else {
+          LockSupport.parkNanos(this, deadline - System.nanoTime());
+        }
+        interrupted |= Thread.interrupted();
+      }
+    } finally {
+      if (interrupted && !interruptible) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** The representative's work: get the lock from the server, waiting there if need be. */
+  private DefaultLockHandle fetch(Stripe s, KeyState st, LockKey lockKey, LockMode mode, long timeoutNanos,
+      long deadline, boolean interruptible) throws InterruptedException {
+    DefaultLockHandle handle = null;
+    boolean reserved = false;
+    boolean interrupted = false;
+    try {
+      reserve(lockKey);
+      reserved = true;
+      long poll = FIRST_POLL_NANOS;
+      while (true) {
+        LockSession ls = sessions.lockSessionFor(st.key);
+        Op op = Op.tryLock(st.key, mode);
+        ls.submit(op, true);
+        if (op.awaitUninterruptibly()) {
+          handle = grant(s, st, lockKey, mode, ls);
+          break;
+        }
+        interrupted |= Thread.interrupted();
+        if (interrupted && interruptible) {
+          throw new InterruptedException("interrupted while waiting for " + lockKey);
+        }
+        if (timeoutNanos == NO_WAIT || System.nanoTime() - deadline >= 0) {
+          return null;
+        }
+        LockSession ws = sessions.borrowWaitSession();
+        if (ws != null) {
+          boolean granted = false;
+          try {
+            granted = waitOn(ws, st.key, mode, deadline, interruptible);
+          } finally {
+            if (granted) {
+              handle = grant(s, st, lockKey, mode, ws);
+            } else {
+              sessions.returnWaitSession(ws);
+            }
+          }
+          if (granted) {
+            break;
+          }
+          if (System.nanoTime() - deadline >= 0) {
+            return null;
+          }
+          continue;
+        }
+        // Every wait session is busy: poll with backoff.
+        long nap = Math.min(poll, deadline - System.nanoTime());
+        poll = Math.min(poll * 2, MAX_POLL_NANOS);
+        if (nap > 0) {
+          LockSupport.parkNanos(this, nap);
+        }
+        interrupted |= Thread.interrupted();
+        if (interrupted && interruptible) {
+          throw new InterruptedException("interrupted while waiting for " + lockKey);
+        }
+      }
+      reserved = false; // the held lock owns the reservation now
+      return handle;
+    } finally {
+      if (reserved) {
+        held.decrementAndGet();
+      }
+      if (handle == null) {
+        synchronized (s) {
+          st.busy = false;
+          passOn(s, st);
+        }
+      }
+      if (interrupted && !interruptible) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * Waits on a wait session, in chunks no longer than the lease.
+   *
+   * @return true if granted (the wait session now holds the lock), false on timeout
+   */
+  private boolean waitOn(LockSession ws, ServerKey key, LockMode mode, long deadline, boolean interruptible)
+      throws InterruptedException {
+    long leaseMs = config.lease().toMillis();
+    boolean interrupted = false;
+    try {
+      while (true) {
+        long remainingMs = deadline == Long.MAX_VALUE ? leaseMs
+            : Math.min(leaseMs, (deadline - System.nanoTime() + 999_999) / 1_000_000);
+        if (remainingMs <= 0) {
+          return false;
+        }
+        Op op = Op.waitLock(key, mode, remainingMs);
+        ws.submit(op, false);
+        // The server ends the wait itself (lock_timeout); the extra second only covers a lost answer.
+        long until = System.nanoTime() + (remainingMs + 1_000) * 1_000_000;
+        while (!op.awaitUntil(until)) {
+          interrupted |= Thread.interrupted();
+          if (interrupted && !interruptible && System.nanoTime() - until < 0) {
+            continue; // uninterruptible: keep waiting
+          }
+          if (op.abandon()) {
+            ws.cancelStatement(); // the session releases the lock if the server granted it anyway
+            if (interrupted && interruptible) {
+              throw new InterruptedException("interrupted while waiting for " + key);
+            }
+            return false;
+          }
+          // answered just now: take the answer
+        }
+        if (op.result()) {
+          return true;
+        }
+        if (deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0) {
+          return false;
+        }
+      }
+    } finally {
+      if (interrupted && !interruptible) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private void reserve(LockKey key) {
+    int now = held.incrementAndGet();
+    if (now > config.maxHeldLocks()) {
+      held.decrementAndGet();
+      throw new LockCapacityException("cannot lock " + key + ": " + config.maxHeldLocks()
+          + " locks are held through this PgLocks (node " + config.nodeName() + "), its cap; release some, "
+          + "or raise PgLocksBuilder.maxHeldLocks if the server's lock table has room");
+    }
+  }
+
+  /** Records a lock the server just granted on the session. */
+  private DefaultLockHandle grant(Stripe s, KeyState st, LockKey lockKey, LockMode mode, LockSession session) {
+    DefaultLockHandle h;
+    List<KeyState.Waiter> joined = null;
+    synchronized (s) {
+      st.busy = false;
+      st.session = session;
+      st.serverMode = mode;
+      st.handoffs = 0;
+      session.held.add(st);
+      h = addHolder(st, lockKey, mode);
+      if (mode == LockMode.SHARED) {
+        joined = grantSharedWaiters(st);
+      }
+    }
+    wake(joined);
+    if (session.isDead()) {
+      // The session died while the grant was on its way: its loss broadcast may have missed us.
+      sessionLost(session, session.lossCause() != null ? session.lossCause() : LossCause.CONNECTION_LOST);
+    }
+    return h;
+  }
+
+  private DefaultLockHandle addHolder(KeyState st, LockKey lockKey, LockMode mode) {
+    DefaultLockHandle h = new DefaultLockHandle(this, st, lockKey, mode);
+    st.addHandle(h);
+    return h;
+  }
+
+  /** Grants every shared waiter at the head of the queue (they share the server lock). */
+  private List<KeyState.Waiter> grantSharedWaiters(KeyState st) {
+    List<KeyState.Waiter> granted = null;
+    KeyState.Waiter next;
+    while ((next = st.peekWaiter()) != null && next.mode == LockMode.SHARED
+        && st.handoffs < config.maxLocalHandoffs()) {
+      st.pollWaiter();
+      st.handoffs++;
+      grantWaiter(st, next);
+      if (granted == null) {
+        granted = new ArrayList<>(2);
+      }
+      granted.add(next);
+    }
+    return granted;
+  }
+
+  private void grantWaiter(KeyState st, KeyState.Waiter w) {
+    w.handle = addHolder(st, w.lockKey, w.mode);
+    w.outcome = KeyState.Waiter.GRANTED;
+  }
+
+  private static void wake(List<KeyState.Waiter> waiters) {
+    if (waiters != null) {
+      for (KeyState.Waiter w : waiters) {
+        LockSupport.unpark(w.thread);
+      }
+    }
+  }
+
+  /** Called by a handle that moved to RELEASED: hands the lock on locally or releases it. */
+  void release(DefaultLockHandle h) {
+    KeyState st = h.state;
+    Stripe s = stripe(st.key);
+    Op unlock = null;
+    LockSession session;
+    List<KeyState.Waiter> woken = null;
+    synchronized (s) {
+      if (!st.removeHandle(h) || st.holders() > 0) {
+        return; // lost meanwhile (already cleaned up), or other shared holders remain
+      }
+      session = st.session;
+      KeyState.Waiter head = st.peekWaiter();
+      if (head != null && head.mode == st.serverMode && st.handoffs < config.maxLocalHandoffs()
+          && session != null && session.leaseValid()) {
+        st.pollWaiter();
+        st.handoffs++;
+        grantWaiter(st, head);
+        woken = new ArrayList<>(2);
+        woken.add(head);
+        if (head.mode == LockMode.SHARED) {
+          List<KeyState.Waiter> more = grantSharedWaiters(st);
+          if (more != null) {
+            woken.addAll(more);
+          }
+        }
+      } else {
+        LockMode mode = st.serverMode;
+        session.held.remove(st);
+        st.session = null;
+        st.serverMode = null;
+        st.handoffs = 0;
+        boolean viaWaitSession = session.forWaiting;
+        st.unlockPending = viaWaitSession;
+        unlock = Op.unlock(st.key, mode, ok -> unlocked(s, st, session, viaWaitSession));
+        if (!viaWaitSession) {
+          passOn(s, st); // the next try queues behind the unlock on the same session
+        }
+      }
+    }
+    wake(woken);
+    if (unlock != null) {
+      session.submit(unlock, false);
+    }
+  }
+
+  /** Runs on the session when an unlock has been answered (or the session died with it queued). */
+  private void unlocked(Stripe s, KeyState st, LockSession session, boolean viaWaitSession) {
+    held.decrementAndGet();
+    if (viaWaitSession) {
+      sessions.returnWaitSession(session);
+      synchronized (s) {
+        st.unlockPending = false;
+        passOn(s, st);
+      }
+    }
+  }
+
+  /** With no server lock here: makes the first waiter the representative, or drops a free state. */
+  private void passOn(Stripe s, KeyState st) {
+    if (st.busy || st.unlockPending || st.session != null) {
+      return;
+    }
+    KeyState.Waiter head = st.pollWaiter();
+    if (head != null) {
+      st.busy = true;
+      head.outcome = KeyState.Waiter.REPRESENTATIVE;
+      LockSupport.unpark(head.thread);
+    } else {
+      removeIfFree(s, st);
+    }
+  }
+
+  private static void removeIfFree(Stripe s, KeyState st) {
+    if (st.isFree() && !st.hasWaiters()) {
+      s.keys.remove(st.key, st);
+    }
+  }
+
+  @Override
+  public void sessionLost(LockSession session, LossCause cause) {
+    for (KeyState st : List.copyOf(session.held)) {
+      Stripe s = stripe(st.key);
+      List<DefaultLockHandle> lost;
+      synchronized (s) {
+        if (st.session != session) {
+          continue;
+        }
+        session.held.remove(st);
+        lost = List.copyOf(st.handles());
+        st.handles().clear();
+        st.session = null;
+        st.serverMode = null;
+        st.handoffs = 0;
+        held.decrementAndGet();
+        passOn(s, st);
+      }
+      if (session.forWaiting) {
+        sessions.returnWaitSession(session);
+      }
+      for (DefaultLockHandle h : lost) {
+        h.markLost(cause, session.failure());
+      }
+    }
+  }
+
+  /** Marks every held handle lost with {@link LossCause#CLOSED}; the sessions' close frees the locks. */
+  void closeAll() {
+    List<DefaultLockHandle> lost = new ArrayList<>();
+    for (Stripe s : stripes) {
+      synchronized (s) {
+        for (KeyState st : s.keys.values()) {
+          lost.addAll(st.handles());
+          st.handles().clear();
+          if (st.session != null) {
+            st.session.held.remove(st);
+            st.session = null;
+          }
+        }
+        s.keys.clear();
+      }
+    }
+    for (DefaultLockHandle h : lost) {
+      h.markLost(LossCause.CLOSED, "the PgLocks was closed");
+    }
+  }
+}

@@ -1,0 +1,142 @@
+package io.pglock.internal;
+
+import io.pglock.LockMode;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+/**
+ * One server operation queued on a lock session: a try-lock or unlock (run in a batch) or a blocking
+ * wait (run alone on a wait session). Completed exactly once; a waiter may abandon it first, in
+ * which case a lock it granted is released by the session, never handed to anyone.
+ */
+final class Op {
+  static final int TRY_EXCLUSIVE = 0;
+  static final int TRY_SHARED = 1;
+  static final int UNLOCK_EXCLUSIVE = 2;
+  static final int UNLOCK_SHARED = 3;
+  static final int WAIT_EXCLUSIVE = 4;
+  static final int WAIT_SHARED = 5;
+
+  private static final int PENDING = 0;
+  private static final int GRANTED = 1;
+  private static final int REFUSED = 2;
+  private static final int FAILED = 3;
+  private static final int ABANDONED = 4;
+
+  final int action;
+  final ServerKey key;
+  /** For waits: the longest the server should wait (lock_timeout), in milliseconds; 0 means none. */
+  final long waitMillis;
+  /** For unlocks: run by the session after the batch, with whether the server had the lock. */
+  final Consumer<Boolean> onDone;
+
+  private final AtomicInteger state = new AtomicInteger(PENDING);
+  private volatile Thread waiter;
+  private volatile RuntimeException failure;
+
+  private Op(int action, ServerKey key, long waitMillis, Consumer<Boolean> onDone) {
+    this.action = action;
+    this.key = key;
+    this.waitMillis = waitMillis;
+    this.onDone = onDone;
+  }
+
+  static Op tryLock(ServerKey key, LockMode mode) {
+    return new Op(mode == LockMode.SHARED ? TRY_SHARED : TRY_EXCLUSIVE, key, 0, null);
+  }
+
+  static Op unlock(ServerKey key, LockMode mode, Consumer<Boolean> onDone) {
+    return new Op(mode == LockMode.SHARED ? UNLOCK_SHARED : UNLOCK_EXCLUSIVE, key, 0, onDone);
+  }
+
+  static Op waitLock(ServerKey key, LockMode mode, long waitMillis) {
+    return new Op(mode == LockMode.SHARED ? WAIT_SHARED : WAIT_EXCLUSIVE, key, waitMillis, null);
+  }
+
+  boolean isWait() {
+    return action >= WAIT_EXCLUSIVE;
+  }
+
+  boolean isUnlock() {
+    return action == UNLOCK_EXCLUSIVE || action == UNLOCK_SHARED;
+  }
+
+  boolean shared() {
+    return action == TRY_SHARED || action == UNLOCK_SHARED || action == WAIT_SHARED;
+  }
+
+  /**
+   * Records the server's answer.
+   *
+   * @return false if the waiter had abandoned the op: a granted lock must then be released
+   */
+  boolean complete(boolean granted) {
+    boolean won = state.compareAndSet(PENDING, granted ? GRANTED : REFUSED);
+    if (onDone != null) {
+      onDone.accept(granted);
+    }
+    LockSupport.unpark(waiter);
+    return won;
+  }
+
+  /** Fails the op (the session failed); a no-op if it was already completed or abandoned. */
+  void fail(RuntimeException error) {
+    failure = error;
+    state.compareAndSet(PENDING, FAILED);
+    LockSupport.unpark(waiter);
+  }
+
+  /** Gives up on the op. @return false if it was completed first (the waiter must take the result) */
+  boolean abandon() {
+    return state.compareAndSet(PENDING, ABANDONED);
+  }
+
+  boolean isDone() {
+    return state.get() != PENDING;
+  }
+
+  /**
+   * Waits for the answer without limit, ignoring interrupts (restored on return): used for the short
+   * batched operations, which complete within a round trip or when their session fails.
+   */
+  boolean awaitUninterruptibly() {
+    waiter = Thread.currentThread();
+    boolean interrupted = false;
+    while (state.get() == PENDING) {
+      LockSupport.park(this);
+      interrupted |= Thread.interrupted();
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    return result();
+  }
+
+  /**
+   * Waits for the answer until the deadline or an interrupt.
+   *
+   * @return true once the op is done (read {@link #result()}); false if the deadline passed or the
+   *     thread was interrupted first (the interrupt stays set)
+   */
+  boolean awaitUntil(long deadlineNanos) {
+    waiter = Thread.currentThread();
+    while (state.get() == PENDING) {
+      long left = deadlineNanos - System.nanoTime();
+      if (left <= 0 || Thread.currentThread().isInterrupted()) {
+        return state.get() != PENDING;
+      }
+      LockSupport.parkNanos(this, left);
+    }
+    return true;
+  }
+
+  /** The answer of a done op. @throws RuntimeException the failure, if the session failed */
+  boolean result() {
+    int s = state.get();
+    if (s == FAILED) {
+      throw failure;
+    }
+    return s == GRANTED;
+  }
+}

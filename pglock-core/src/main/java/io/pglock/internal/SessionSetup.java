@@ -1,0 +1,116 @@
+package io.pglock.internal;
+
+import io.pglock.LockSessionException;
+import io.pglock.PgLocksConfig;
+import io.pglock.UnsupportedDatabaseException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import org.postgresql.PGConnection;
+
+/** Opens a connection for a lock session, checks the database and sets the session's timers. */
+final class SessionSetup {
+  private SessionSetup() {}
+
+  static final int MIN_SERVER_VERSION = 140000;
+
+  record Opened(Connection connection, int pid, Lease lease) {}
+
+  /**
+   * Opens and sets up a connection.
+   *
+   * @throws UnsupportedDatabaseException if the database is not PostgreSQL 14+ reached directly
+   * @throws LockSessionException if the connection fails
+   */
+  static Opened open(PgLocksConfig config, String applicationName) {
+    Connection c;
+    try {
+      c = config.dataSource().getConnection();
+    } catch (SQLException e) {
+      throw new LockSessionException("could not open a lock session (" + SqlErrors.describe(e)
+          + "); check the DataSource's URL, credentials and that PostgreSQL is running", e);
+    }
+    try {
+      checkPostgres(c);
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true); // session locks must not sit inside an open transaction
+      }
+      Duration lease = config.lease();
+      long leaseMs = lease.toMillis();
+      long leaseS = Math.max(1, lease.toSeconds());
+      long sent = System.nanoTime();
+      int pid;
+      try (PreparedStatement ps = c.prepareStatement(Sql.SETUP)) {
+        ps.setString(1, applicationName);
+        ps.setString(2, leaseMs + "ms");
+        ps.setString(3, Math.max(1, leaseS / 2) + "s");
+        ps.setString(4, Math.max(1, leaseS / 6) + "s");
+        ps.setString(5, "3");
+        ps.setString(6, leaseMs + "ms");
+        ps.setString(7, Math.min(1000, Math.max(100, leaseMs / 3)) + "ms");
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          pid = rs.getInt(8);
+        }
+      }
+      checkPinned(c, pid);
+      // A stalled socket must not outlive the lease by much: the lease check marks the locks lost at
+      // the deadline, and the network timeout frees the loop thread soon after.
+      c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, leaseMs + 5_000));
+      return new Opened(c, pid, new Lease(lease, sent));
+    } catch (SQLException e) {
+      closeQuietly(c);
+      throw new LockSessionException("could not set up a lock session: " + SqlErrors.describe(e), e);
+    } catch (RuntimeException e) {
+      closeQuietly(c);
+      throw e;
+    }
+  }
+
+  /** Refuses anything but PostgreSQL 14 or newer through pgjdbc. */
+  static void checkPostgres(Connection c) throws SQLException {
+    String product = c.getMetaData().getDatabaseProductName();
+    if (!"PostgreSQL".equals(product) || !c.isWrapperFor(PGConnection.class)) {
+      throw new UnsupportedDatabaseException("pglock needs PostgreSQL through the pgjdbc driver, but the "
+          + "DataSource connects to " + product + " (" + c.getMetaData().getURL() + ")");
+    }
+    try (PreparedStatement ps = c.prepareStatement(Sql.SERVER_VERSION); ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      int version = rs.getInt(1);
+      if (version < MIN_SERVER_VERSION) {
+        throw new UnsupportedDatabaseException("pglock needs PostgreSQL 14 or newer (for idle_session_timeout "
+            + "and client_connection_check_interval); this server is " + version);
+      }
+    }
+  }
+
+  /**
+   * Refuses a connection whose statements do not all run on one backend: a pooler in transaction
+   * or statement mode (PgBouncer) would share session locks with other clients silently.
+   */
+  private static void checkPinned(Connection c, int pid) throws SQLException {
+    for (int i = 0; i < 2; i++) {
+      try (PreparedStatement ps = c.prepareStatement(Sql.BACKEND_PID); ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        int now = rs.getInt(1);
+        if (now != pid) {
+          throw new UnsupportedDatabaseException("session locks refused: consecutive statements ran on "
+              + "different backends (pid " + pid + " then " + now + "), so a pooler in transaction mode "
+              + "(such as PgBouncer) sits between pglock and PostgreSQL. Point the lock sessions' DataSource "
+              + "at PostgreSQL directly (or at a session-mode pool), or use transaction-scoped locks "
+              + "(PgLocks.inTransaction), which are safe through such a pooler.");
+        }
+      }
+    }
+  }
+
+  static void closeQuietly(Connection c) {
+    try {
+      c.close();
+    } catch (SQLException ignored) {
+      // already failing; the first error is the one reported
+    }
+  }
+}

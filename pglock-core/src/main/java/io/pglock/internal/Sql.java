@@ -1,0 +1,96 @@
+package io.pglock.internal;
+
+/** Every statement pglock-core sends, in one place. Values are always bound parameters. */
+final class Sql {
+  private Sql() {}
+
+  /**
+   * Sets up a lock session and reads what the checks need. Parameters: application_name,
+   * idle_session_timeout, tcp_keepalives_idle, tcp_keepalives_interval, tcp_keepalives_count,
+   * tcp_user_timeout, client_connection_check_interval.
+   */
+  static final String SETUP = """
+      SELECT set_config('application_name', ?, false),
+             set_config('idle_session_timeout', ?, false),
+             set_config('tcp_keepalives_idle', ?, false),
+             set_config('tcp_keepalives_interval', ?, false),
+             set_config('tcp_keepalives_count', ?, false),
+             set_config('tcp_user_timeout', ?, false),
+             set_config('client_connection_check_interval', ?, false),
+             pg_backend_pid(), current_user, current_database()""";
+
+  /** The server's version number, e.g. 150020: checked before anything version-specific is set. */
+  static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
+
+  /** The backend pid: read at connect and on every heartbeat to catch a transaction-mode pooler. */
+  static final String BACKEND_PID = "SELECT pg_backend_pid()";
+
+  /**
+   * One batch: try-locks and unlocks, run strictly in array order, one boolean per position.
+   * Actions: 0 try exclusive, 1 try shared, 2 unlock exclusive, 3 unlock shared. Parameters:
+   * actions smallint[], objsubid smallint[], first bigint[], second int[].
+   */
+  static final String BATCH = """
+      SELECT t.n::int, CASE t.a
+        WHEN 0 THEN CASE WHEN t.s = 1 THEN pg_try_advisory_lock(t.k) ELSE pg_try_advisory_lock(t.k::int, t.k2) END
+        WHEN 1 THEN CASE WHEN t.s = 1 THEN pg_try_advisory_lock_shared(t.k)
+                         ELSE pg_try_advisory_lock_shared(t.k::int, t.k2) END
+        WHEN 2 THEN CASE WHEN t.s = 1 THEN pg_advisory_unlock(t.k) ELSE pg_advisory_unlock(t.k::int, t.k2) END
+        ELSE CASE WHEN t.s = 1 THEN pg_advisory_unlock_shared(t.k) ELSE pg_advisory_unlock_shared(t.k::int, t.k2) END
+        END
+        FROM unnest(?::smallint[], ?::smallint[], ?::bigint[], ?::int[]) WITH ORDINALITY AS t(a, s, k, k2, n)""";
+
+  /** Sets the wait bound of the next blocking lock; parameter: a lock_timeout value such as "250ms". */
+  static final String SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, false)";
+
+  static final String LOCK_INT64 = "SELECT pg_advisory_lock(?)";
+  static final String LOCK_INT64_SHARED = "SELECT pg_advisory_lock_shared(?)";
+  static final String LOCK_PAIR = "SELECT pg_advisory_lock(?::int, ?)";
+  static final String LOCK_PAIR_SHARED = "SELECT pg_advisory_lock_shared(?::int, ?)";
+
+  /** Whether this backend holds the lock: the re-check after a wait ended in an error. */
+  static final String HOLDS = """
+      SELECT count(*) FROM pg_locks
+       WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+         AND classid::bigint = ? AND objid::bigint = ? AND objsubid = ? AND mode = ?""";
+
+  /** Frees everything this backend holds, before a session's connection is closed. */
+  static final String UNLOCK_ALL = "SELECT pg_advisory_unlock_all()";
+
+  // Transaction-scoped locks on the caller's connection.
+  static final String XACT_TRY_INT64 = "SELECT pg_try_advisory_xact_lock(?)";
+  static final String XACT_TRY_INT64_SHARED = "SELECT pg_try_advisory_xact_lock_shared(?)";
+  static final String XACT_TRY_PAIR = "SELECT pg_try_advisory_xact_lock(?::int, ?)";
+  static final String XACT_TRY_PAIR_SHARED = "SELECT pg_try_advisory_xact_lock_shared(?::int, ?)";
+  static final String XACT_LOCK_INT64 = "SELECT pg_advisory_xact_lock(?)";
+  static final String XACT_LOCK_INT64_SHARED = "SELECT pg_advisory_xact_lock_shared(?)";
+  static final String XACT_LOCK_PAIR = "SELECT pg_advisory_xact_lock(?::int, ?)";
+  static final String XACT_LOCK_PAIR_SHARED = "SELECT pg_advisory_xact_lock_shared(?::int, ?)";
+  static final String XACT_GET_LOCK_TIMEOUT = "SELECT current_setting('lock_timeout')";
+  static final String XACT_SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, true)";
+  static final String SAVEPOINT = "SAVEPOINT pglock_wait";
+  static final String ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO SAVEPOINT pglock_wait";
+  static final String RELEASE_SAVEPOINT = "RELEASE SAVEPOINT pglock_wait";
+
+  static String lock(ServerKey key, boolean shared) {
+    if (key.objsubid() == 1) {
+      return shared ? LOCK_INT64_SHARED : LOCK_INT64;
+    }
+    return shared ? LOCK_PAIR_SHARED : LOCK_PAIR;
+  }
+
+  static String xactTry(ServerKey key, boolean shared) {
+    if (key.objsubid() == 1) {
+      return shared ? XACT_TRY_INT64_SHARED : XACT_TRY_INT64;
+    }
+    return shared ? XACT_TRY_PAIR_SHARED : XACT_TRY_PAIR;
+  }
+
+  static String xactLock(ServerKey key, boolean shared) {
+    if (key.objsubid() == 1) {
+      return shared ? XACT_LOCK_INT64_SHARED : XACT_LOCK_INT64;
+    }
+    return shared ? XACT_LOCK_PAIR_SHARED : XACT_LOCK_PAIR;
+  }
+}

@@ -1,0 +1,33 @@
+package io.pglock.internal;
+
+import java.sql.SQLException;
+
+/** The SQLSTATEs pglock acts on, and how it classifies a failed statement. */
+final class SqlErrors {
+  private SqlErrors() {}
+
+  static final String LOCK_NOT_AVAILABLE = "55P03";
+  static final String QUERY_CANCELED = "57014";
+  static final String DEADLOCK = "40P01";
+  static final String OUT_OF_SHARED_MEMORY = "53200";
+  static final String INSUFFICIENT_PRIVILEGE = "42501";
+
+  static String state(SQLException e) {
+    String state = e.getSQLState();
+    return state == null ? "" : state;
+  }
+
+  /**
+   * True if the error ended the connection: connection exceptions (08), the server shutting down or
+   * an administrator terminating the backend (57P01..57P05), or a closed connection.
+   */
+  static boolean isConnectionLoss(SQLException e) {
+    String state = state(e);
+    return state.startsWith("08") || state.startsWith("57P") || state.isEmpty();
+  }
+
+  /** The error's SQLSTATE and message, for exception messages. */
+  static String describe(SQLException e) {
+    return "SQLSTATE " + state(e) + ": " + e.getMessage();
+  }
+}

@@ -1,0 +1,6 @@
+/**
+ * Test support for pglock and for applications that use it: {@link io.pglock.testing.TestDatabase}
+ * finds or starts a real PostgreSQL, and {@link io.pglock.testing.NoLeakedLocks} fails a test that
+ * leaves an advisory lock held.
+ */
+package io.pglock.testing;
