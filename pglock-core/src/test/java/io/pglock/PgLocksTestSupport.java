@@ -1,0 +1,93 @@
+package io.pglock;
+
+import io.pglock.testing.NoLeakedLocks;
+import io.pglock.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Base of tests on a real PostgreSQL: builds PgLocks that are closed after each test, checks for leaks. */
+@ExtendWith(NoLeakedLocks.class)
+abstract class PgLocksTestSupport {
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+
+  static TestDatabase db() {
+    return TestDatabase.get();
+  }
+
+  PgLocksBuilder builder() {
+    return PgLocks.builder(db().dataSource()).namespace("test");
+  }
+
+  PgLocks newLocks() {
+    return track(builder().build());
+  }
+
+  <T extends AutoCloseable> T track(T closeable) {
+    toClose.add(closeable);
+    return closeable;
+  }
+
+  Connection connect() throws SQLException {
+    return track(db().connect());
+  }
+
+  @AfterEach
+  void closeTracked() throws Exception {
+    for (int i = toClose.size() - 1; i >= 0; i--) {
+      toClose.get(i).close();
+    }
+    toClose.clear();
+  }
+
+  /** Waits for a condition with a deadline (never a bare sleep). */
+  static void await(String what, Duration timeout, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+      }
+      Thread.onSpinWait();
+      try {
+        Thread.sleep(5);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError("interrupted waiting for " + what);
+      }
+    }
+  }
+
+  /** Whether any backend holds the key's server lock, as seen by pg_locks. */
+  static int serverHolders(Connection c, LockKey key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("""
+        SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+           AND classid::bigint = ? AND objid::bigint = ? AND objsubid = ?""")) {
+      ps.setLong(1, key.first() & 0xFFFF_FFFFL);
+      ps.setLong(2, key.second() & 0xFFFF_FFFFL);
+      ps.setInt(3, key.objsubid());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  /** Runs a one-row, one-column boolean query with one bigint parameter. */
+  static boolean queryBoolean(Connection c, String sql, long param) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setLong(1, param);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+}
