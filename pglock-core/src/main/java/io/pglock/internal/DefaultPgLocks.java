@@ -69,6 +69,10 @@ public final class DefaultPgLocks implements PgLocks {
     }
   }
 
+  ScheduledExecutorService watchdog() {
+    return watchdog;
+  }
+
   LockTable table() {
     return table;
   }

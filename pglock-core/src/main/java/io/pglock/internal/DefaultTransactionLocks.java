@@ -14,12 +14,15 @@ import java.sql.Statement;
 import java.time.Duration;
 
 /**
- * Transaction-scoped locks on the caller's connection. A wait runs in slices of at most
- * {@link #SLICE_MILLIS} under a savepoint, so that an interrupt is seen within a slice and a
- * timeout or deadlock rolls back only the savepoint, never the caller's transaction.
+ * Transaction-scoped locks on the caller's connection. A wait is one blocking statement under a
+ * savepoint, bounded by {@code lock_timeout}, so that a timeout or deadlock rolls back only the
+ * savepoint, never the caller's transaction. It is one statement, not a series of short ones,
+ * because PostgreSQL looks for deadlocks only after a wait has lasted {@code deadlock_timeout}. An
+ * interrupt is noticed by the watchdog, which cancels the statement.
  */
 final class DefaultTransactionLocks implements TransactionLocks {
-  static final long SLICE_MILLIS = 200;
+  /** How often the watchdog looks for an interrupt of a waiting thread. */
+  static final long INTERRUPT_CHECK_MILLIS = 50;
 
   private final DefaultPgLocks locks;
   private final Connection connection;
@@ -91,6 +94,9 @@ final class DefaultTransactionLocks implements TransactionLocks {
     locks.ensureOpen();
     try {
       checkTransaction();
+      if (Thread.interrupted()) {
+        throw new InterruptedException("interrupted before waiting for transaction lock " + key);
+      }
       if (tryLock(key, mode)) {
         return true;
       }
@@ -101,18 +107,11 @@ final class DefaultTransactionLocks implements TransactionLocks {
         previous = rs.getString(1);
       }
       try {
-        while (true) {
-          if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted while waiting for transaction lock " + key);
-          }
-          long left = forever ? SLICE_MILLIS : (deadline - System.nanoTime()) / 1_000_000;
-          if (left <= 0) {
-            return false;
-          }
-          if (slice(k, mode, Math.min(left, SLICE_MILLIS))) {
-            return true;
-          }
+        long left = forever ? 0 : (deadline - System.nanoTime() + 999_999) / 1_000_000;
+        if (!forever && left <= 0) {
+          return false;
         }
+        return waitUnderSavepoint(key, k, mode, left);
       } finally {
         setLockTimeout(previous);
       }
@@ -121,31 +120,50 @@ final class DefaultTransactionLocks implements TransactionLocks {
     }
   }
 
-  /** One bounded wait under a savepoint. @return true if granted */
-  private boolean slice(ServerKey k, LockMode mode, long millis) throws SQLException {
+  /** One wait under a savepoint; {@code millis} 0 means no limit. @return true if granted */
+  private boolean waitUnderSavepoint(LockKey key, ServerKey k, LockMode mode, long millis)
+      throws SQLException, InterruptedException {
     try (Statement st = connection.createStatement()) {
       st.execute(Sql.SAVEPOINT);
     }
     setLockTimeout(millis + "ms");
+    Thread waiter = Thread.currentThread();
+    java.util.concurrent.atomic.AtomicBoolean cancelled = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.ScheduledFuture<?> watch = locks.watchdog().scheduleWithFixedDelay(() -> {
+      if (waiter.isInterrupted() && cancelled.compareAndSet(false, true)) {
+        try {
+          connection.unwrap(org.postgresql.PGConnection.class).cancelQuery();
+        } catch (SQLException e) {
+          cancelled.set(false); // try again at the next check
+        }
+      }
+    }, INTERRUPT_CHECK_MILLIS, INTERRUPT_CHECK_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
     try (PreparedStatement ps = connection.prepareStatement(Sql.xactLock(k, mode == LockMode.SHARED))) {
       bind(ps, k);
       ps.execute();
     } catch (SQLException e) {
+      watch.cancel(false);
       String state = SqlErrors.state(e);
       try (Statement st = connection.createStatement()) {
-        // Rolling back to the savepoint also drops the lock if it was granted as the wait timed out,
+        // Rolling back to the savepoint also drops the lock if it was granted as the wait ended,
         // so "not acquired" is then true on the server as well.
         st.execute(Sql.ROLLBACK_TO_SAVEPOINT);
       }
       if (state.equals(SqlErrors.LOCK_NOT_AVAILABLE)) {
         return false;
       }
+      if (state.equals(SqlErrors.QUERY_CANCELED) && cancelled.get()) {
+        Thread.interrupted();
+        throw new InterruptedException("interrupted while waiting for transaction lock " + key);
+      }
       if (state.equals(SqlErrors.DEADLOCK)) {
-        throw new LockDeadlockException("PostgreSQL broke a deadlock by refusing transaction lock to this "
-            + "transaction (" + SqlErrors.describe(e) + "); the locks taken earlier in the transaction are "
-            + "still held: roll back and retry, taking locks in a consistent order", e);
+        throw new LockDeadlockException("PostgreSQL broke a deadlock by refusing transaction lock " + key
+            + " to this transaction (" + SqlErrors.describe(e) + "); the locks taken earlier in the "
+            + "transaction are still held: roll back and retry, taking locks in a consistent order", e);
       }
       throw e;
+    } finally {
+      watch.cancel(false);
     }
     try (Statement st = connection.createStatement()) {
       st.execute(Sql.RELEASE_SAVEPOINT);
