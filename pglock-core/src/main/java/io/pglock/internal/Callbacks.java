@@ -29,17 +29,22 @@ final class Callbacks {
   }
 
   void execute(Runnable task) {
+    Runnable guarded = () -> {
+      try {
+        task.run();
+      } catch (RuntimeException | Error e) {
+        log.error("a pglock loss callback threw; it is ignored", e);
+      }
+    };
+    if (owned != null && owned.isShutdown()) {
+      guarded.run(); // the PgLocks is closed: signals still reach late listeners, on the caller
+      return;
+    }
     try {
-      executor.execute(() -> {
-        try {
-          task.run();
-        } catch (RuntimeException | Error e) {
-          log.error("a pglock loss callback threw; it is ignored", e);
-        }
-      });
+      executor.execute(guarded);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       log.error("the callback executor refused a loss signal; running it on the caller", e);
-      task.run();
+      guarded.run();
     }
   }
 
