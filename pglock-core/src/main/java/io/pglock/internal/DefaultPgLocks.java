@@ -53,7 +53,7 @@ public final class DefaultPgLocks implements PgLocks {
   public static PgLocks start(PgLocksConfig config) {
     DefaultPgLocks locks = new DefaultPgLocks(config);
     try {
-      locks.sessions.lockSessionFor(new ServerKey(1, 0));
+      locks.sessions.openFirst();
     } catch (RuntimeException e) {
       locks.close();
       throw e;

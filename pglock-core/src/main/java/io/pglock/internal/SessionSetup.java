@@ -106,6 +106,34 @@ final class SessionSetup {
     }
   }
 
+  /**
+   * Detects a transaction-mode pooler that a single connection cannot see: while the lock session is
+   * idle between statements, a second client of the same pooler in a transaction gets the same
+   * server connection (poolers hand out the most recently released one first), so it reports the
+   * same backend pid. Directly connected, two connections are always two backends.
+   *
+   * @throws UnsupportedDatabaseException if the second connection reports the session's pid
+   */
+  static void checkNotPooled(PgLocksConfig config, int sessionPid) {
+    try (Connection probe = config.dataSource().getConnection()) {
+      probe.setAutoCommit(false);
+      try (PreparedStatement ps = probe.prepareStatement(Sql.BACKEND_PID); ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        int pid = rs.getInt(1);
+        probe.rollback();
+        if (pid == sessionPid) {
+          throw new UnsupportedDatabaseException("session locks refused: two connections from the DataSource "
+              + "share backend pid " + pid + ", so a pooler in transaction mode (such as PgBouncer) sits between "
+              + "pglock and PostgreSQL and would hand pglock's locks to other clients. Point the lock "
+              + "sessions' DataSource at PostgreSQL directly (or at a session-mode pool), or use "
+              + "transaction-scoped locks (PgLocks.inTransaction), which are safe through such a pooler.");
+        }
+      }
+    } catch (SQLException e) {
+      throw new LockSessionException("could not check the DataSource for a pooler: " + SqlErrors.describe(e), e);
+    }
+  }
+
   static void closeQuietly(Connection c) {
     try {
       c.close();

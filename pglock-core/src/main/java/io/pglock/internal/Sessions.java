@@ -50,6 +50,12 @@ final class Sessions {
     }
   }
 
+  /** Opens the first lock session and checks, once, that no transaction-mode pooler is in the way. */
+  void openFirst() {
+    LockSession first = lockSessionFor(new ServerKey(1, 0));
+    SessionSetup.checkNotPooled(config, first.pid());
+  }
+
   /** A wait session for one blocking wait, or null if the bound is reached. */
   LockSession borrowWaitSession() {
     if (!waitPermits.tryAcquire()) {
