@@ -254,6 +254,8 @@ final class LockSession {
         ps.setString(1, op.waitMillis + "ms");
         ps.execute();
       }
+      lease.succeeded(sent);
+      sent = System.nanoTime();
       try (PreparedStatement ps = connection.prepareStatement(Sql.lock(op.key, op.shared()))) {
         ps.setLong(1, op.key.firstArg());
         if (op.key.objsubid() == 2) {

@@ -210,18 +210,19 @@ final class LockTable implements LockSession.Listener {
   }
 
   /**
-   * Waits on a wait session, in chunks no longer than the lease.
+   * Waits on a wait session, in chunks of at most a third of the lease: each chunk is a round trip
+   * that renews the wait session's lease, so a long wait never looks like a dead session.
    *
    * @return true if granted (the wait session now holds the lock), false on timeout
    */
   private boolean waitOn(LockSession ws, ServerKey key, LockMode mode, long deadline, boolean interruptible)
       throws InterruptedException {
-    long leaseMs = config.lease().toMillis();
+    long chunkMs = Math.max(1, config.lease().toMillis() / 3);
     boolean interrupted = false;
     try {
       while (true) {
-        long remainingMs = deadline == Long.MAX_VALUE ? leaseMs
-            : Math.min(leaseMs, (deadline - System.nanoTime() + 999_999) / 1_000_000);
+        long remainingMs = deadline == Long.MAX_VALUE ? chunkMs
+            : Math.min(chunkMs, (deadline - System.nanoTime() + 999_999) / 1_000_000);
         if (remainingMs <= 0) {
           return false;
         }

@@ -20,6 +20,7 @@ final class Sessions {
   private final ConcurrentLinkedDeque<LockSession> allWaitSessions = new ConcurrentLinkedDeque<>();
   private final AtomicInteger opened = new AtomicInteger();
   private LockSession.Listener listener;
+  private volatile boolean closed;
 
   Sessions(PgLocksConfig config, ScheduledExecutorService watchdog) {
     this.config = config;
@@ -34,6 +35,7 @@ final class Sessions {
 
   /** The live lock session that carries this key, opened or reopened on this thread if need be. */
   LockSession lockSessionFor(ServerKey key) {
+    ensureOpen();
     long h = key.value() * 0x9E3779B97F4A7C15L + key.objsubid();
     int i = (int) ((h >>> 33) % lockSessions.length);
     LockSession s = lockSessions[i];
@@ -41,6 +43,7 @@ final class Sessions {
       return s;
     }
     synchronized (this) {
+      ensureOpen();
       s = lockSessions[i];
       if (s == null || s.isDead()) {
         s = open("lock-" + i, false);
@@ -58,6 +61,7 @@ final class Sessions {
 
   /** A wait session for one blocking wait, or null if the bound is reached. */
   LockSession borrowWaitSession() {
+    ensureOpen();
     if (!waitPermits.tryAcquire()) {
       return null;
     }
@@ -69,8 +73,11 @@ final class Sessions {
         }
         allWaitSessions.remove(s);
       }
-      s = open("wait-" + opened.get(), true);
-      allWaitSessions.add(s);
+      synchronized (this) {
+        ensureOpen(); // closeAll must see every wait session it has to close
+        s = open("wait-" + opened.get(), true);
+        allWaitSessions.add(s);
+      }
       return s;
     } catch (RuntimeException e) {
       waitPermits.release();
@@ -117,8 +124,15 @@ final class Sessions {
     return n;
   }
 
+  private void ensureOpen() {
+    if (closed) {
+      throw new io.pglock.PgLocksClosedException("the PgLocks was closed while this call was under way");
+    }
+  }
+
   /** Closes every session (orderly: queued releases first, then {@code pg_advisory_unlock_all()}). */
   void closeAll(long timeoutMillis) {
+    closed = true;
     for (LockSession s : allWaitSessions) {
       s.cancelStatement();
     }
