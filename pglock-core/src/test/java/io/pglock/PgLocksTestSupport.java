@@ -80,6 +80,15 @@ abstract class PgLocksTestSupport {
     }
   }
 
+  /** {@link #serverHolders} for use in conditions: unchecked. */
+  static int holders(Connection c, LockKey key) {
+    try {
+      return serverHolders(c, key);
+    } catch (SQLException e) {
+      throw new RuntimeException(e);
+    }
+  }
+
   /** Runs a one-row, one-column boolean query with one bigint parameter. */
   static boolean queryBoolean(Connection c, String sql, long param) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {

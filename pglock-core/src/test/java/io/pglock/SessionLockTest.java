@@ -26,13 +26,7 @@ class SessionLockTest extends PgLocksTestSupport {
       assertThat(serverHolders(c, locks.key("a"))).isEqualTo(1);
       assertThat(locks.heldLocks()).isEqualTo(1);
     }
-    await("release on server", Duration.ofSeconds(5), () -> {
-      try {
-        return serverHolders(c, locks.key("a")) == 0;
-      } catch (Exception e) {
-        throw new RuntimeException(e);
-      }
-    });
+    await("release on server", Duration.ofSeconds(5), () -> holders(c, locks.key("a")) == 0);
     assertThat(locks.heldLocks()).isZero();
   }
 
@@ -175,11 +169,4 @@ class SessionLockTest extends PgLocksTestSupport {
     }
   }
 
-  private static int holders(Connection c, LockKey key) {
-    try {
-      return serverHolders(c, key);
-    } catch (Exception e) {
-      throw new RuntimeException(e);
-    }
-  }
 }

@@ -242,11 +242,4 @@ class WaitingTest extends PgLocksTestSupport {
     }
   }
 
-  private static int holders(Connection c, LockKey key) {
-    try {
-      return serverHolders(c, key);
-    } catch (SQLException e) {
-      throw new RuntimeException(e);
-    }
-  }
 }
