@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -46,13 +47,25 @@ public final class WorkDistributor {
 
   /**
    * Walks the resources once, from a random start, running the work for each one whose lock this
-   * worker gets. An exception from the work is recorded in the report and the walk goes on.
+   * worker gets. An exception from the work is recorded in the report and the walk goes on; an
+   * interrupt stops the walk after the current resource (the interrupt stays set).
    *
    * @param lockName the lock name of a resource, in the {@link PgLocks} namespace
    * @return what was processed, skipped (locked by another worker) and failed
    */
   public <T> WorkReport<T> run(Collection<? extends T> resources, Function<? super T, String> lockName,
       Consumer<? super T> work) {
+    Objects.requireNonNull(work, "work");
+    return run(resources, lockName, (resource, handle) -> work.accept(resource));
+  }
+
+  /**
+   * As {@link #run(Collection, Function, Consumer)}, giving the work the handle too, so that long
+   * work can check {@link LockHandle#isHeld()} before it commits, or register
+   * {@link LockHandle#onLoss} to stop early.
+   */
+  public <T> WorkReport<T> run(Collection<? extends T> resources, Function<? super T, String> lockName,
+      BiConsumer<? super T, ? super LockHandle> work) {
     Objects.requireNonNull(resources, "resources");
     Objects.requireNonNull(lockName, "lockName");
     Objects.requireNonNull(work, "work");
@@ -62,7 +75,7 @@ public final class WorkDistributor {
     Map<T, RuntimeException> failed = new LinkedHashMap<>();
     int n = list.size();
     int start = n == 0 ? 0 : ThreadLocalRandom.current().nextInt(n);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !Thread.currentThread().isInterrupted(); i++) {
       T resource = list.get((start + i) % n);
       Optional<LockHandle> handle = locks.lock(lockName.apply(resource)).tryAcquire();
       if (handle.isEmpty()) {
@@ -70,7 +83,7 @@ public final class WorkDistributor {
         continue;
       }
       try (LockHandle h = handle.get()) {
-        work.accept(resource);
+        work.accept(resource, h);
         processed.add(resource);
       } catch (RuntimeException e) {
         failed.put(resource, e);

@@ -241,5 +241,4 @@ class WaitingTest extends PgLocksTestSupport {
       throw new RuntimeException(e);
     }
   }
-
 }

@@ -1,0 +1,104 @@
+package io.pglock.cli;
+
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.IntStream;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code pglock demo}: a fleet of workers shares a list of resources through
+ * {@link io.pglock.WorkDistributor} for a few rounds, printing who takes, releases and skips what,
+ * then checks from its own in-memory record that no resource was ever worked by two workers at
+ * once and that every resource was processed in every round.
+ *
+ * <p>Without {@code --url} it starts an embedded PostgreSQL and stops it at the end. Exit code 0
+ * when the checks hold, 1 when they do not (or the run failed), 2 on bad options.
+ */
+@Command(name = "demo",
+    mixinStandardHelpOptions = true,
+    header = "Runs a fleet of workers that share resources through advisory locks.",
+    description = {
+        "%nThe workers walk the resources for a few rounds and the demo checks that no resource was ever "
+            + "worked by two workers at once and that every resource was processed in every round "
+            + "(exit code 0 if so, 1 if not). Starts an embedded PostgreSQL unless --url is given.%n"})
+public final class DemoCommand implements Callable<Integer> {
+  static final int MAX_WORKERS = 32;
+  static final int MAX_RESOURCES = 1_000;
+  static final int MAX_ROUNDS = 100;
+
+  @Spec
+  private CommandSpec spec;
+
+  @Option(names = "--url", paramLabel = "JDBC_URL",
+      description = "PostgreSQL to use, e.g. jdbc:postgresql://127.0.0.1:5432/mydb (default: an embedded one).")
+  private String url;
+
+  @Option(names = "--user", description = "Database user (with --url).")
+  private String user;
+
+  @Option(names = "--password", description = "Database password (with --url).")
+  private String password;
+
+  @Option(names = "--workers", paramLabel = "N", defaultValue = "4",
+      description = "Workers, each with its own PgLocks, like separate processes (default: ${DEFAULT-VALUE}).")
+  private int workers;
+
+  @Option(names = "--resources", paramLabel = "N", defaultValue = "12",
+      description = "Resources shared by the workers, named invoice-1 ... (default: ${DEFAULT-VALUE}).")
+  private int resources;
+
+  @Option(names = "--rounds", paramLabel = "N", defaultValue = "3",
+      description = "Rounds; in each, every worker walks every resource once (default: ${DEFAULT-VALUE}).")
+  private int rounds;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    validate();
+    Console console = new Console(spec.commandLine().getOut());
+    List<String> names = IntStream.rangeClosed(1, resources).mapToObj(i -> "invoice-" + i).toList();
+    String namespace = "demo-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()).substring(2);
+    ResourceLedger ledger = new ResourceLedger(names);
+    DemoFleet fleet;
+    try (DemoDatabase db = url == null ? DemoDatabase.embedded(console)
+        : DemoDatabase.server(url, user, password, console)) {
+      console.event("pglock demo on " + db.description() + ": " + count(workers, "worker") + ", "
+          + count(resources, "resource") + ", " + count(rounds, "round") + ", lock namespace " + namespace);
+      fleet = new DemoFleet(db.dataSource(), namespace, workers, ledger, console);
+      try (fleet) {
+        fleet.run(rounds);
+      }
+    }
+    return new DemoSummary(fleet.workers(), ledger, rounds).print(console) ? 0 : 1;
+  }
+
+  private void validate() {
+    check("--workers", workers, MAX_WORKERS);
+    check("--resources", resources, MAX_RESOURCES);
+    check("--rounds", rounds, MAX_ROUNDS);
+    if (url != null && !url.startsWith("jdbc:postgresql:")) {
+      throw new ParameterException(spec.commandLine(),
+          "--url must be a PostgreSQL JDBC URL such as jdbc:postgresql://127.0.0.1:5432/mydb: " + url);
+    }
+    if (url == null && (user != null || password != null)) {
+      throw new ParameterException(spec.commandLine(), "--user and --password need --url");
+    }
+  }
+
+  /** "1 round", "3 rounds". */
+  static String count(int n, String noun) {
+    return n + " " + noun + (n == 1 ? "" : "s");
+  }
+
+  private void check(String option, int value, int max) {
+    if (value < 1 || value > max) {
+      throw new ParameterException(spec.commandLine(),
+          option + " must be between 1 and " + max + ": " + value);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+package io.pglock.cli;
+
+import io.pglock.PgLockException;
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code pglock} command: the entry point of the command-line tool, holding its subcommands.
+ *
+ * <p>Run without a subcommand it prints its usage. Exit codes: 0 success, 1 failure (a failed
+ * check, or an error such as an unreachable database, reported in one line on standard error),
+ * 2 bad usage.
+ */
+@Command(name = "pglock",
+    mixinStandardHelpOptions = true,
+    versionProvider = PglockCommand.Version.class,
+    description = "Distributed locks on PostgreSQL advisory locks.",
+    subcommands = {DemoCommand.class, CommandLine.HelpCommand.class})
+public final class PglockCommand implements Runnable {
+
+  @Spec
+  private CommandSpec spec;
+
+  /** Runs the command line and exits the JVM with its exit code. */
+  public static void main(String[] args) {
+    System.exit(commandLine().execute(args));
+  }
+
+  /**
+   * A ready command line for {@code pglock}, writing to standard output and error unless told
+   * otherwise with {@link CommandLine#setOut} and {@link CommandLine#setErr}. Its execution
+   * exception handler reports pglock's own errors in one line, anything else with its stack trace,
+   * and returns exit code 1.
+   */
+  public static CommandLine commandLine() {
+    CommandLine cl = new CommandLine(new PglockCommand());
+    cl.setExecutionExceptionHandler(PglockCommand::handleError);
+    return cl;
+  }
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  private static int handleError(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
+    PrintWriter err = cl.getErr();
+    if (e instanceof PgLockException || e instanceof DemoDatabase.StartException) {
+      err.println("pglock " + cl.getCommandName() + ": " + e.getMessage());
+      for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+        err.println("  caused by: " + c);
+      }
+    } else {
+      err.println("pglock " + cl.getCommandName() + " failed:");
+      e.printStackTrace(err);
+    }
+    err.flush();
+    return 1;
+  }
+
+  /** The version from the jar's manifest, or "development" when run from classes. */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String v = PglockCommand.class.getPackage().getImplementationVersion();
+      return new String[] {"pglock " + (v != null ? v : "(development build)")};
+    }
+  }
+}
