@@ -191,6 +191,11 @@ final class LockSession {
       }
       ops.add(queue.poll());
     }
+    return execute(ops);
+  }
+
+  /** Runs try-locks and unlocks as one statement, in order. Must hold {@link #talk}. */
+  private boolean execute(List<Op> ops) {
     int n = ops.size();
     short[] actions = new short[n];
     short[] spaces = new short[n];
@@ -224,11 +229,18 @@ final class LockSession {
               + "); raise max_locks_per_transaction or hold fewer locks", e)
           : new LockSessionException(name + " failed: " + SqlErrors.describe(e), e);
       for (Op op : ops) {
-        op.fail(error);
+        if (op.isUnlock()) {
+          op.complete(false);
+        } else {
+          op.fail(error);
+        }
       }
       return false;
     }
-    lease.succeeded(sent);
+    if (!renewed(sent)) {
+      ops.forEach(this::reject); // the session is closed: what this batch took is freed with it
+      return false;
+    }
     for (int i = 0; i < n; i++) {
       Op op = ops.get(i);
       boolean ok = results[i];
@@ -237,9 +249,22 @@ final class LockSession {
             name, op.shared() ? "shared" : "exclusive", op.key);
       }
       if (!op.complete(ok) && ok) {
-        queue.add(Op.unlock(op.key, op.shared() ? LockMode.SHARED : LockMode.EXCLUSIVE, null));
+        execute(List.of(Op.unlock(op.key, op.shared() ? LockMode.SHARED : LockMode.EXCLUSIVE, null)));
       }
     }
+    return true;
+  }
+
+  /**
+   * Renews the lease with a statement sent at {@code sent} whose answer came back, unless the lease
+   * had already run out: expiry is one-way, since the handles may already have been told.
+   */
+  private boolean renewed(long sent) {
+    if (System.nanoTime() - lease.deadline() >= 0) {
+      die(LossCause.LEASE_EXPIRED, "an answer came back after the lease had run out (" + lease + ")");
+      return false;
+    }
+    lease.succeeded(sent);
     return true;
   }
 
@@ -254,7 +279,10 @@ final class LockSession {
         ps.setString(1, op.waitMillis + "ms");
         ps.execute();
       }
-      lease.succeeded(sent);
+      if (!renewed(sent)) {
+        op.fail(deadError());
+        return;
+      }
       sent = System.nanoTime();
       try (PreparedStatement ps = connection.prepareStatement(Sql.lock(op.key, op.shared()))) {
         ps.setLong(1, op.key.firstArg());
@@ -263,18 +291,20 @@ final class LockSession {
         }
         ps.execute();
       }
-      lease.succeeded(sent);
-      if (!op.complete(true)) {
-        unlockQuietly(op);
+      if (!renewed(sent)) {
+        op.fail(deadError());
+      } else if (!op.complete(true)) {
+        unlockNow(op);
       }
     } catch (SQLException e) {
       String state = SqlErrors.state(e);
       if (state.equals(SqlErrors.LOCK_NOT_AVAILABLE) || state.equals(SqlErrors.QUERY_CANCELED)) {
         // The wait ended, but the lock may have been granted just before: look before reporting.
         boolean holds = holdsQuietly(op);
-        lease.succeeded(sent);
-        if (!op.complete(holds) && holds) {
-          unlockQuietly(op);
+        if (dead.get() || !renewed(sent)) {
+          op.fail(deadError());
+        } else if (!op.complete(holds) && holds) {
+          unlockNow(op);
         }
       } else if (state.equals(SqlErrors.DEADLOCK)) {
         op.fail(new io.pglock.LockDeadlockException("PostgreSQL broke a deadlock by refusing " + op.key
@@ -302,8 +332,9 @@ final class LockSession {
     }
   }
 
-  private void unlockQuietly(Op op) {
-    queue.add(Op.unlock(op.key, op.shared() ? LockMode.SHARED : LockMode.EXCLUSIVE, null));
+  /** Releases a lock whose waiter gave up, before anything else runs on this wait session. */
+  private void unlockNow(Op op) {
+    execute(List.of(Op.unlock(op.key, op.shared() ? LockMode.SHARED : LockMode.EXCLUSIVE, null)));
   }
 
   private void heartbeat() {
@@ -318,7 +349,7 @@ final class LockSession {
         die(LossCause.CONNECTION_LOST, "backend pid changed from " + pid + " to " + now);
         return;
       }
-      lease.succeeded(sent);
+      renewed(sent);
     } catch (SQLException e) {
       die(LossCause.CONNECTION_LOST, SqlErrors.describe(e));
     }
@@ -353,6 +384,9 @@ final class LockSession {
   void die(LossCause cause, String why) {
     if (!dead.compareAndSet(false, true)) {
       return;
+    }
+    if (cause == LossCause.CONNECTION_LOST && System.nanoTime() - lease.deadline() >= 0) {
+      cause = LossCause.LEASE_EXPIRED; // the lease ran out first, whoever noticed the failure
     }
     lossCause = cause;
     failure = why;
