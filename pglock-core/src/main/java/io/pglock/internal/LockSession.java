@@ -223,7 +223,7 @@ final class LockSession {
     } catch (SQLException e) {
       // A failed batch may have taken some of its locks (session locks ignore the statement's
       // failure), so the session's state is unknown: close it, which frees everything it held.
-      die(LossCause.CONNECTION_LOST, SqlErrors.describe(e));
+      die(causeOf(e), SqlErrors.describe(e));
       RuntimeException error = SqlErrors.state(e).equals(SqlErrors.OUT_OF_SHARED_MEMORY)
           ? new io.pglock.LockCapacityException("the server's lock table is full (" + SqlErrors.describe(e)
               + "); raise max_locks_per_transaction or hold fewer locks", e)
@@ -260,12 +260,24 @@ final class LockSession {
    * had already run out: expiry is one-way, since the handles may already have been told.
    */
   private boolean renewed(long sent) {
-    if (System.nanoTime() - lease.deadline() >= 0) {
+    if (leaseExpired()) {
       die(LossCause.LEASE_EXPIRED, "an answer came back after the lease had run out (" + lease + ")");
       return false;
     }
     lease.succeeded(sent);
     return true;
+  }
+
+  private boolean leaseExpired() {
+    return System.nanoTime() - lease.deadline() >= 0;
+  }
+
+  /**
+   * The loss cause of a failed statement: the server's idle-session timeout (57P05), or any failure
+   * met after the lease deadline, is the lease running out.
+   */
+  private LossCause causeOf(SQLException e) {
+    return leaseExpired() || "57P05".equals(SqlErrors.state(e)) ? LossCause.LEASE_EXPIRED : LossCause.CONNECTION_LOST;
   }
 
   /** Runs a blocking wait; the wait session holds no other lock while it waits. Must hold {@link #talk}. */
@@ -310,7 +322,7 @@ final class LockSession {
         op.fail(new io.pglock.LockDeadlockException("PostgreSQL broke a deadlock by refusing " + op.key
             + " (" + SqlErrors.describe(e) + ")", e));
       } else {
-        die(LossCause.CONNECTION_LOST, SqlErrors.describe(e));
+        die(causeOf(e), SqlErrors.describe(e));
         op.fail(new LockSessionException(name + " failed while waiting: " + SqlErrors.describe(e), e));
       }
     }
@@ -327,7 +339,7 @@ final class LockSession {
         return rs.getLong(1) > 0;
       }
     } catch (SQLException e) {
-      die(LossCause.CONNECTION_LOST, SqlErrors.describe(e));
+      die(causeOf(e), SqlErrors.describe(e));
       return false; // the session is closed, so whatever it held is free
     }
   }
@@ -338,6 +350,10 @@ final class LockSession {
   }
 
   private void heartbeat() {
+    if (leaseExpired()) {
+      die(LossCause.LEASE_EXPIRED, "no round trip succeeded within the lease (" + lease + ")");
+      return;
+    }
     long sent = System.nanoTime();
     try (PreparedStatement ps = connection.prepareStatement(Sql.BACKEND_PID); ResultSet rs = ps.executeQuery()) {
       rs.next();
@@ -351,7 +367,7 @@ final class LockSession {
       }
       renewed(sent);
     } catch (SQLException e) {
-      die(LossCause.CONNECTION_LOST, SqlErrors.describe(e));
+      die(causeOf(e), SqlErrors.describe(e));
     }
   }
 
@@ -369,8 +385,7 @@ final class LockSession {
     if (dead.get()) {
       return;
     }
-    if (System.nanoTime() - lease.deadline() >= 0) {
-      log.warn("{}: no round trip succeeded within the lease; its locks are lost and the session is closed", name);
+    if (leaseExpired()) {
       die(LossCause.LEASE_EXPIRED, "no round trip succeeded within the lease (" + lease + ")");
     } else {
       scheduleLeaseCheck();
@@ -385,7 +400,7 @@ final class LockSession {
     if (!dead.compareAndSet(false, true)) {
       return;
     }
-    if (cause == LossCause.CONNECTION_LOST && System.nanoTime() - lease.deadline() >= 0) {
+    if (cause == LossCause.CONNECTION_LOST && leaseExpired()) {
       cause = LossCause.LEASE_EXPIRED; // the lease ran out first, whoever noticed the failure
     }
     lossCause = cause;

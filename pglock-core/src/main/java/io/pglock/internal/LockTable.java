@@ -145,11 +145,22 @@ final class LockTable implements LockSession.Listener {
       reserve(lockKey);
       reserved = true;
       long poll = FIRST_POLL_NANOS;
+      boolean retriedDeadSession = false;
       while (true) {
         LockSession ls = sessions.lockSessionFor(st.key);
         Op op = Op.tryLock(st.key, mode);
         ls.submit(op, true);
-        if (op.awaitUninterruptibly()) {
+        boolean got;
+        try {
+          got = op.awaitUninterruptibly();
+        } catch (io.pglock.LockSessionException e) {
+          if (!ls.isDead() || retriedDeadSession) {
+            throw e;
+          }
+          retriedDeadSession = true; // the dead session freed everything: once more on a new one
+          continue;
+        }
+        if (got) {
           handle = grant(s, st, lockKey, mode, ls);
           break;
         }
@@ -165,6 +176,11 @@ final class LockTable implements LockSession.Listener {
           boolean granted = false;
           try {
             granted = waitOn(ws, st.key, mode, deadline, interruptible);
+          } catch (io.pglock.LockSessionException e) {
+            if (!ws.isDead()) {
+              throw e;
+            }
+            // the wait session died holding nothing (terminated, say): wait on another one
           } finally {
             if (granted) {
               handle = grant(s, st, lockKey, mode, ws);

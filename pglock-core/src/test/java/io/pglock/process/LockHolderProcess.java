@@ -1,0 +1,251 @@
+package io.pglock.process;
+
+import io.pglock.LockHandle;
+import io.pglock.PgLocks;
+import io.pglock.WorkDistributor;
+import io.pglock.internal.TestAccess;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongSupplier;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * The other JVM of the failure tests: holds a lock, or works as one worker of a work distribution,
+ * and reports what happens on stdout, one event per line, a keyword first. Times are
+ * {@link System#nanoTime()}, which on Linux is CLOCK_MONOTONIC and so comparable between JVMs on
+ * one machine.
+ *
+ * <p>Arguments: a mode, then {@code key=value} options. Common options: {@code url}, {@code user}
+ * (empty when the URL carries it), {@code namespace}, {@code node}; a password comes in the
+ * environment variable {@code PGLOCK_CHILD_PASSWORD}.
+ *
+ * <ul>
+ *   <li>{@code hold name=N leaseMs=L}: acquires N exclusively and prints
+ *       {@code ACQUIRED <t> DEADLINE <leaseDeadline>}; holds it until stdin closes (or says
+ *       {@code EXIT}) or the lock is lost, which prints {@code LOST <cause> <t> DEADLINE <d>},
+ *       {@code d} being the lease deadline of the lock's session when it was lost. Prints
+ *       {@code EXIT} before it exits.
+ *   <li>{@code work worker=W resources=R table=P}: prints {@code READY}, waits for {@code GO} on
+ *       stdin, then walks resources 0..R-1 with {@link WorkDistributor} until table {@code P_processed}
+ *       holds every resource. Under each resource's lock it inserts the resource into
+ *       {@code P_active} (primary key: a unique violation means two workers at once, printed as
+ *       {@code OVERLAP <r>}), skips it if {@code P_processed} already has it, else works a few
+ *       milliseconds and records it. Prints {@code WALK ...} per walk and {@code DONE ...} at the end.
+ * </ul>
+ *
+ * <p>A holder exits when stdin closes, so that it does not outlive the test that started it; the
+ * tests also kill every child they start.
+ */
+public final class LockHolderProcess {
+  private LockHolderProcess() {}
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> opts = new HashMap<>();
+    for (int i = 1; i < args.length; i++) {
+      int eq = args[i].indexOf('=');
+      opts.put(args[i].substring(0, eq), args[i].substring(eq + 1));
+    }
+    int status;
+    try {
+      status = switch (args[0]) {
+        case "hold" -> hold(opts);
+        case "work" -> work(opts);
+        default -> throw new IllegalArgumentException("unknown mode " + args[0]);
+      };
+    } catch (Throwable t) {
+      t.printStackTrace();
+      out("ERROR " + t);
+      status = 2;
+    }
+    out("EXIT");
+    System.exit(status);
+  }
+
+  private static int hold(Map<String, String> opts) throws Exception {
+    Duration lease = Duration.ofMillis(Long.parseLong(opts.get("leaseMs")));
+    try (PgLocks locks = PgLocks.builder(dataSource(opts)).namespace(opts.get("namespace"))
+        .nodeName(opts.get("node")).lease(lease).build()) {
+      LockHandle h = locks.lock(opts.get("name")).acquire(Duration.ofSeconds(30));
+      long acquired = System.nanoTime();
+      LongSupplier deadline = TestAccess.leaseDeadline(h);
+      CompletableFuture<String> end = new CompletableFuture<>();
+      h.onLoss(cause -> {
+        long now = System.nanoTime();
+        out("LOST " + cause + " " + now + " DEADLINE " + deadline.getAsLong());
+        end.complete("lost");
+      });
+      out("ACQUIRED " + acquired + " DEADLINE " + deadline.getAsLong());
+      onStdinCommand(end);
+      end.join();
+      h.close();
+    }
+    return 0;
+  }
+
+  private static int work(Map<String, String> opts) throws Exception {
+    String worker = opts.get("worker");
+    int n = Integer.parseInt(opts.get("resources"));
+    String active = opts.get("table") + "_active";
+    String processed = opts.get("table") + "_processed";
+    List<Integer> resources = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      resources.add(i);
+    }
+    PGSimpleDataSource ds = dataSource(opts);
+    try (PgLocks locks = PgLocks.builder(ds).namespace(opts.get("namespace")).nodeName(opts.get("node")).build();
+        Connection c = ds.getConnection()) {
+      try (Statement st = c.createStatement()) {
+        st.execute("SET application_name = 'worker-table-" + worker + "'");
+      }
+      CompletableFuture<String> go = new CompletableFuture<>();
+      onStdinCommand(go);
+      out("READY");
+      if (!"GO".equals(go.join())) {
+        return 1;
+      }
+      WorkDistributor distributor = WorkDistributor.of(locks);
+      int walks = 0;
+      int passed = 0;
+      int skipped = 0;
+      int failed = 0;
+      int[] overlaps = new int[1];
+      int[] already = new int[1];
+      long giveUpAt = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (true) {
+        WorkDistributor.WorkReport<Integer> report = distributor.run(resources, r -> "resource-" + r,
+            r -> workOn(c, worker, r, active, processed, overlaps, already));
+        walks++;
+        passed += report.processed().size();
+        skipped += report.skipped().size();
+        failed += report.failed().size();
+        report.failed().forEach((r, e) -> {
+          out("FAILED " + r + " " + e);
+          e.printStackTrace();
+        });
+        out("WALK " + walks + " processed=" + report.processed().size() + " skipped=" + report.skipped().size()
+            + " failed=" + report.failed().size());
+        if (count(c, "SELECT count(DISTINCT resource) FROM " + processed) >= n) {
+          break;
+        }
+        if (System.nanoTime() - giveUpAt > 0) {
+          out("GAVE_UP");
+          return 1;
+        }
+      }
+      out("DONE walks=" + walks + " worked=" + (passed - already[0]) + " alreadyDone=" + already[0]
+          + " skipped=" + skipped + " failed=" + failed + " overlaps=" + overlaps[0]);
+    }
+    return 0;
+  }
+
+  /** The work for one resource, run under its lock. */
+  private static void workOn(Connection c, String worker, int r, String active, String processed,
+      int[] overlaps, int[] already) {
+    try {
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + active + " (resource, worker) VALUES (?, ?)")) {
+        ps.setInt(1, r);
+        ps.setString(2, worker);
+        ps.executeUpdate();
+      } catch (SQLException e) {
+        if ("23505".equals(e.getSQLState())) {
+          overlaps[0]++;
+          out("OVERLAP " + r);
+          return;
+        }
+        throw e;
+      }
+      boolean isDone;
+      try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + processed + " WHERE resource = ?")) {
+        ps.setInt(1, r);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          isDone = rs.getInt(1) > 0;
+        }
+      }
+      if (!isDone) {
+        Thread.sleep(ThreadLocalRandom.current().nextInt(3, 10)); // the simulated work
+      } else {
+        already[0]++;
+      }
+      try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + active + " WHERE resource = ?")) {
+        ps.setInt(1, r);
+        ps.executeUpdate();
+      }
+      if (!isDone) {
+        try (PreparedStatement ps = c.prepareStatement(
+            "INSERT INTO " + processed + " (resource, worker) VALUES (?, ?)")) {
+          ps.setInt(1, r);
+          ps.setString(2, worker);
+          ps.executeUpdate();
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("worker " + worker + " failed on resource " + r + ": " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  private static int count(Connection c, String sql) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private static PGSimpleDataSource dataSource(Map<String, String> opts) {
+    PGSimpleDataSource ds = new PGSimpleDataSource();
+    ds.setURL(opts.get("url"));
+    if (!opts.getOrDefault("user", "").isEmpty()) {
+      ds.setUser(opts.get("user"));
+    }
+    String password = System.getenv("PGLOCK_CHILD_PASSWORD");
+    if (password != null && !password.isEmpty()) {
+      ds.setPassword(password);
+    }
+    ds.setApplicationName("pglock-test-child");
+    return ds;
+  }
+
+  /**
+   * Completes the future with the first stdin line that is a command ({@code GO}, {@code EXIT}),
+   * or with "EOF" when stdin closes: the parent is gone or done with this process.
+   */
+  private static void onStdinCommand(CompletableFuture<String> future) {
+    Thread t = new Thread(() -> {
+      try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = in.readLine()) != null) {
+          String command = line.trim();
+          if (command.equals("GO") || command.equals("EXIT")) {
+            future.complete(command);
+          }
+        }
+      } catch (Exception e) {
+        // stdin failed: treat as closed
+      }
+      future.complete("EOF");
+    }, "stdin");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private static synchronized void out(String line) {
+    System.out.println(line);
+    System.out.flush();
+  }
+}
