@@ -1,0 +1,94 @@
+package io.pglock.bench;
+
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Set;
+
+/** Command-line options of {@link BenchMain}. Immutable. */
+record BenchOptions(String url, String user, String password, Set<String> only, double seconds, int rounds,
+    int b4Locks) {
+
+  static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test";
+
+  static final String USAGE = """
+      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,B3,B4]
+                    [--seconds N] [--rounds N] [--b4-locks N]
+        --url       database to run against (default %s); session-level advisory
+                    locks are taken on keys drawn at random, so use a database nobody depends on
+        --user      user, unless the URL names one (default postgres)
+        --password  password, unless the URL gives one (default none)
+        --only      benchmarks to run, comma-separated (default all)
+        --seconds   length of one measured round, per side (default 1)
+        --rounds    measured rounds per side, interleaved with the baseline's (default 10)
+        --b4-locks  locks held at once in B4 (default 10000; the server's lock table must have room)
+      """.formatted(DEFAULT_URL);
+
+  static BenchOptions parse(String[] args) {
+    String url = DEFAULT_URL;
+    String user = "postgres";
+    String password = null;
+    Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4"));
+    double seconds = 1;
+    int rounds = 10;
+    int b4Locks = 10_000;
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (a.equals("-h") || a.equals("--help")) {
+        throw new IllegalArgumentException("");
+      }
+      String value;
+      int eq = a.indexOf('=');
+      if (a.startsWith("--") && eq > 0) {
+        value = a.substring(eq + 1);
+        a = a.substring(0, eq);
+      } else {
+        if (i + 1 >= args.length) {
+          throw new IllegalArgumentException("option " + a + " needs a value");
+        }
+        value = args[++i];
+      }
+      switch (a) {
+        case "--url" -> url = value;
+        case "--user" -> user = value;
+        case "--password" -> password = value;
+        case "--only" -> {
+          only = new LinkedHashSet<>();
+          for (String id : value.split(",")) {
+            String b = id.trim().toUpperCase(Locale.ROOT);
+            if (!b.matches("B[1-4]")) {
+              throw new IllegalArgumentException("--only takes B1, B2, B3 or B4, comma-separated: " + value);
+            }
+            only.add(b);
+          }
+        }
+        case "--seconds" -> {
+          seconds = Double.parseDouble(value);
+          if (seconds < 0.1 || seconds > 600) {
+            throw new IllegalArgumentException("--seconds must be between 0.1 and 600: " + value);
+          }
+        }
+        case "--rounds" -> {
+          rounds = Integer.parseInt(value);
+          if (rounds < 1 || rounds > 100) {
+            throw new IllegalArgumentException("--rounds must be between 1 and 100: " + value);
+          }
+        }
+        case "--b4-locks" -> {
+          b4Locks = Integer.parseInt(value);
+          if (b4Locks < 1 || b4Locks > 100_000) {
+            throw new IllegalArgumentException("--b4-locks must be between 1 and 100000: " + value);
+          }
+        }
+        default -> throw new IllegalArgumentException("unknown option " + a);
+      }
+    }
+    if (!url.startsWith("jdbc:postgresql:")) {
+      throw new IllegalArgumentException("--url must be a jdbc:postgresql: URL: " + url);
+    }
+    return new BenchOptions(url, user, password, Set.copyOf(only), seconds, rounds, b4Locks);
+  }
+
+  long roundNanos() {
+    return (long) (seconds * 1e9);
+  }
+}
