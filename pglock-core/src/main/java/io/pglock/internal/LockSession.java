@@ -28,6 +28,8 @@ import org.slf4j.LoggerFactory;
 final class LockSession {
   private static final Logger log = LoggerFactory.getLogger(LockSession.class);
   private static final int MAX_BATCH = 1024;
+  /** Prepared statements kept per batch shape; a session sees only a handful of shapes. */
+  private static final int MAX_SHAPES = 64;
 
   /** Told when a session stops carrying locks for a reason other than an orderly close. */
   interface Listener {
@@ -49,6 +51,8 @@ final class LockSession {
   private final AtomicBoolean dead = new AtomicBoolean();
   private final Thread loop;
   private final PreparedStatement batch;
+  /** Only the thread holding {@link #talk} touches it. */
+  private final java.util.Map<Integer, PreparedStatement> shaped = new java.util.HashMap<>();
   private volatile boolean closing;
   private volatile LossCause lossCause;
   private volatile String failure;
@@ -156,7 +160,12 @@ final class LockSession {
           continue;
         }
       }
-      talk.lock();
+      if (!talk.tryLock()) {
+        // A caller is combining: it wakes this loop when it leaves ops behind. Fighting it for the
+        // connection would turn its next batch into a thread handoff.
+        LockSupport.parkNanos(this, Math.max(1, lease.nextHeartbeat() - System.nanoTime()));
+        continue;
+      }
       try {
         if (!queue.isEmpty()) {
           runBatch();
@@ -197,28 +206,13 @@ final class LockSession {
   /** Runs try-locks and unlocks as one statement, in order. Must hold {@link #talk}. */
   private boolean execute(List<Op> ops) {
     int n = ops.size();
-    short[] actions = new short[n];
-    short[] spaces = new short[n];
-    long[] firsts = new long[n];
-    int[] seconds = new int[n];
-    for (int i = 0; i < n; i++) {
-      Op op = ops.get(i);
-      actions[i] = (short) op.action;
-      spaces[i] = (short) op.key.objsubid();
-      firsts[i] = op.key.firstArg();
-      seconds[i] = op.key.secondArg();
-    }
     boolean[] results = new boolean[n];
     long sent = System.nanoTime();
     try {
-      batch.setObject(1, actions);
-      batch.setObject(2, spaces);
-      batch.setObject(3, firsts);
-      batch.setObject(4, seconds);
-      try (ResultSet rs = batch.executeQuery()) {
-        while (rs.next()) {
-          results[rs.getInt(1) - 1] = rs.getBoolean(2);
-        }
+      if (n <= Sql.MAX_SHAPED) {
+        executeShaped(ops, results);
+      } else {
+        executeArrays(ops, results);
       }
     } catch (SQLException e) {
       // A failed batch may have taken some of its locks (session locks ignore the statement's
@@ -253,6 +247,67 @@ final class LockSession {
       }
     }
     return true;
+  }
+
+  /** A small batch: one row of function calls, prepared once per shape and kept. */
+  private void executeShaped(List<Op> ops, boolean[] results) throws SQLException {
+    int n = ops.size();
+    int shape = n;
+    for (Op op : ops) {
+      shape = shape * 8 + op.action * 2 + op.key.objsubid() - 1;
+    }
+    PreparedStatement ps = shaped.get(shape);
+    if (ps == null) {
+      int[] codes = new int[n];
+      for (int i = 0; i < n; i++) {
+        codes[i] = ops.get(i).action * 2 + ops.get(i).key.objsubid() - 1;
+      }
+      ps = connection.prepareStatement(Sql.shaped(codes));
+      if (shaped.size() < MAX_SHAPES) {
+        shaped.put(shape, ps);
+      }
+    }
+    int p = 1;
+    for (Op op : ops) {
+      ps.setLong(p++, op.key.firstArg());
+      if (op.key.objsubid() == 2) {
+        ps.setInt(p++, op.key.secondArg());
+      }
+    }
+    try (ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      for (int i = 0; i < n; i++) {
+        results[i] = rs.getBoolean(i + 1);
+      }
+    }
+    if (!shaped.containsValue(ps)) {
+      ps.close();
+    }
+  }
+
+  /** A large batch: one statement over arrays, evaluated in array order. */
+  private void executeArrays(List<Op> ops, boolean[] results) throws SQLException {
+    int n = ops.size();
+    short[] actions = new short[n];
+    short[] spaces = new short[n];
+    long[] firsts = new long[n];
+    int[] seconds = new int[n];
+    for (int i = 0; i < n; i++) {
+      Op op = ops.get(i);
+      actions[i] = (short) op.action;
+      spaces[i] = (short) op.key.objsubid();
+      firsts[i] = op.key.firstArg();
+      seconds[i] = op.key.secondArg();
+    }
+    batch.setObject(1, actions);
+    batch.setObject(2, spaces);
+    batch.setObject(3, firsts);
+    batch.setObject(4, seconds);
+    try (ResultSet rs = batch.executeQuery()) {
+      while (rs.next()) {
+        results[rs.getInt(1) - 1] = rs.getBoolean(2);
+      }
+    }
   }
 
   /**
