@@ -14,7 +14,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * The PostgreSQL that tests run against, found once per JVM.
  *
  * <p>Resolution order: the JDBC URL in the environment variable {@code PGLOCK_TEST_URL} (user and
- * password in the URL, or {@code PGLOCK_TEST_USER} / {@code PGLOCK_TEST_PASSWORD}); else the local
+ * password in the URL, or {@code PGLOCK_TEST_USER} / {@code PGLOCK_TEST_PASSWORD}; the value
+ * {@code embedded} forces the embedded server); else the local
  * server at {@code 127.0.0.1:5432}, database {@code test}, user {@code postgres}; else, when nothing
  * answers there, an embedded PostgreSQL started for this JVM and stopped when it exits.
  *
@@ -57,6 +58,9 @@ public final class TestDatabase {
 
   private static TestDatabase resolve() {
     String configured = System.getenv("PGLOCK_TEST_URL");
+    if ("embedded".equals(configured)) {
+      return startEmbedded();
+    }
     if (configured != null && !configured.isBlank()) {
       return new TestDatabase(configured, System.getenv("PGLOCK_TEST_USER"),
           System.getenv("PGLOCK_TEST_PASSWORD"), "PGLOCK_TEST_URL");
