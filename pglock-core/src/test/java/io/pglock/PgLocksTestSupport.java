@@ -14,7 +14,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Base of tests on a real PostgreSQL: builds PgLocks that are closed after each test, checks for leaks. */
-@ExtendWith(NoLeakedLocks.class)
+@ExtendWith({NoLeakedLocks.class, LogCapture.class})
 abstract class PgLocksTestSupport {
   private final List<AutoCloseable> toClose = new ArrayList<>();
 
