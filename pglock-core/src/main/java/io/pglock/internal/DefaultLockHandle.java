@@ -17,6 +17,8 @@ import java.util.function.Consumer;
 final class DefaultLockHandle implements LockHandle {
   private final LockTable table;
   final KeyState state;
+  /** The session the lock was granted on: the key's session may change after this handle is lost. */
+  private final LockSession session;
   private final LockKey key;
   private final LockMode mode;
   private final AtomicReference<HandleState> life = new AtomicReference<>(HandleState.HELD);
@@ -26,9 +28,10 @@ final class DefaultLockHandle implements LockHandle {
   private CompletableFuture<LossCause> lost;
   private List<Consumer<LossCause>> callbacks;
 
-  DefaultLockHandle(LockTable table, KeyState state, LockKey key, LockMode mode) {
+  DefaultLockHandle(LockTable table, KeyState state, LockSession session, LockKey key, LockMode mode) {
     this.table = table;
     this.state = state;
+    this.session = session;
     this.key = key;
     this.mode = mode;
   }
@@ -50,8 +53,7 @@ final class DefaultLockHandle implements LockHandle {
 
   @Override
   public boolean isHeld() {
-    LockSession s = state.session;
-    return life.get() == HandleState.HELD && s != null && s.leaseValid();
+    return life.get() == HandleState.HELD && session.leaseValid();
   }
 
   @Override

@@ -18,11 +18,9 @@ import java.time.Duration;
  * savepoint, bounded by {@code lock_timeout}, so that a timeout or deadlock rolls back only the
  * savepoint, never the caller's transaction. It is one statement, not a series of short ones,
  * because PostgreSQL looks for deadlocks only after a wait has lasted {@code deadlock_timeout}. An
- * interrupt is noticed by the watchdog, which cancels the statement.
+ * interrupt is turned into a cancel by a {@link StatementCanceller}.
  */
 final class DefaultTransactionLocks implements TransactionLocks {
-  /** How often the watchdog looks for an interrupt of a waiting thread. */
-  static final long INTERRUPT_CHECK_MILLIS = 50;
 
   private final DefaultPgLocks locks;
   private final Connection connection;
@@ -127,48 +125,44 @@ final class DefaultTransactionLocks implements TransactionLocks {
       st.execute(Sql.SAVEPOINT);
     }
     setLockTimeout(millis + "ms");
-    Thread waiter = Thread.currentThread();
-    java.util.concurrent.atomic.AtomicBoolean cancelled = new java.util.concurrent.atomic.AtomicBoolean();
-    java.util.concurrent.ScheduledFuture<?> watch = locks.watchdog().scheduleWithFixedDelay(() -> {
-      if (waiter.isInterrupted() && cancelled.compareAndSet(false, true)) {
-        try {
-          connection.unwrap(org.postgresql.PGConnection.class).cancelQuery();
-        } catch (SQLException e) {
-          cancelled.set(false); // try again at the next check
-        }
-      }
-    }, INTERRUPT_CHECK_MILLIS, INTERRUPT_CHECK_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+    SQLException failure = null;
+    boolean cancelled;
+    StatementCanceller canceller = new StatementCanceller(connection, Thread.currentThread(), locks.watchdog(),
+        "pglock-" + locks.config().nodeName() + "-cancel");
     try (PreparedStatement ps = connection.prepareStatement(Sql.xactLock(k, mode == LockMode.SHARED))) {
       bind(ps, k);
       ps.execute();
     } catch (SQLException e) {
-      watch.cancel(false);
-      String state = SqlErrors.state(e);
-      try (Statement st = connection.createStatement()) {
-        // Rolling back to the savepoint also drops the lock if it was granted as the wait ended,
-        // so "not acquired" is then true on the server as well.
-        st.execute(Sql.ROLLBACK_TO_SAVEPOINT);
-      }
-      if (state.equals(SqlErrors.LOCK_NOT_AVAILABLE)) {
-        return false;
-      }
-      if (state.equals(SqlErrors.QUERY_CANCELED) && cancelled.get()) {
-        Thread.interrupted();
-        throw new InterruptedException("interrupted while waiting for transaction lock " + key);
-      }
-      if (state.equals(SqlErrors.DEADLOCK)) {
-        throw new LockDeadlockException("PostgreSQL broke a deadlock by refusing transaction lock " + key
-            + " to this transaction (" + SqlErrors.describe(e) + "); the locks taken earlier in the "
-            + "transaction are still held: roll back and retry, taking locks in a consistent order", e);
-      }
-      throw e;
+      failure = e;
     } finally {
-      watch.cancel(false);
+      canceller.close(); // from here on no cancel can hit the caller's next statement
+      cancelled = canceller.cancelled();
     }
+    if (failure == null) {
+      try (Statement st = connection.createStatement()) {
+        st.execute(Sql.RELEASE_SAVEPOINT);
+      }
+      return true; // granted; an interrupt that raced the grant stays set for the caller
+    }
+    String state = SqlErrors.state(failure);
     try (Statement st = connection.createStatement()) {
-      st.execute(Sql.RELEASE_SAVEPOINT);
+      // Rolling back to the savepoint also drops the lock if it was granted as the wait ended,
+      // so "not acquired" is then true on the server as well.
+      st.execute(Sql.ROLLBACK_TO_SAVEPOINT);
     }
-    return true;
+    if (state.equals(SqlErrors.LOCK_NOT_AVAILABLE)) {
+      return false;
+    }
+    if (state.equals(SqlErrors.QUERY_CANCELED) && cancelled) {
+      Thread.interrupted();
+      throw new InterruptedException("interrupted while waiting for transaction lock " + key);
+    }
+    if (state.equals(SqlErrors.DEADLOCK)) {
+      throw new LockDeadlockException("PostgreSQL broke a deadlock by refusing transaction lock " + key
+          + " to this transaction (" + SqlErrors.describe(failure) + "); the locks taken earlier in the "
+          + "transaction are still held: roll back and retry, taking locks in a consistent order", failure);
+    }
+    throw failure;
   }
 
   private void setLockTimeout(String value) throws SQLException {

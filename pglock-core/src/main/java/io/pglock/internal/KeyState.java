@@ -33,6 +33,7 @@ final class KeyState {
     static final int WAITING = 0;
     static final int GRANTED = 1;
     static final int REPRESENTATIVE = 2;
+    static final int CLOSED = 3;
 
     final LockMode mode;
     final io.pglock.LockKey lockKey;

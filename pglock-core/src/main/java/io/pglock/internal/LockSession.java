@@ -520,6 +520,7 @@ final class LockSession {
         batch.close();
         connection.close();
         dead.set(true);
+        failQueued(); // an op that slipped in while closing must not wait forever
       } else {
         die(LossCause.CLOSED, "closed while a statement was still running");
       }

@@ -30,6 +30,8 @@ final class LockTable implements LockSession.Listener {
   private final Callbacks callbacks;
   private final Stripe[] stripes = new Stripe[64];
   private final AtomicInteger held = new AtomicInteger();
+  /** Set by {@link #closeAll()} under every stripe's monitor; read under a stripe's monitor. */
+  private boolean closed;
 
   private static final class Stripe {
     final Map<ServerKey, KeyState> keys = new HashMap<>();
@@ -73,6 +75,9 @@ final class LockTable implements LockSession.Listener {
     KeyState st;
     KeyState.Waiter w = null;
     synchronized (s) {
+      if (closed) {
+        throw closedError();
+      }
       st = s.keys.computeIfAbsent(key, KeyState::new);
       if (st.canJoin(mode, config.maxLocalHandoffs())) {
         st.handoffs++;
@@ -98,17 +103,32 @@ final class LockTable implements LockSession.Listener {
     return fetch(s, st, lockKey, mode, timeoutNanos, deadline, interruptible);
   }
 
-  /** @return the handle, null on timeout, or {@code Waiter.class} if made the representative */
+  /**
+   * @return the handle, null on timeout, or {@code Waiter.class} if made the representative
+   * @throws InterruptedException if interruptible and interrupted before a handoff (nothing held)
+   * @throws io.pglock.PgLocksClosedException if the PgLocks was closed meanwhile
+   */
   private Object awaitWaiter(Stripe s, KeyState st, KeyState.Waiter w, long deadline, boolean interruptible)
       throws InterruptedException {
     boolean interrupted = false;
+    boolean thrown = false;
     try {
       while (true) {
         synchronized (s) {
           if (w.outcome == KeyState.Waiter.GRANTED) {
-            return w.handle;
+            return w.handle; // a handoff won the race with any interrupt, which stays set
+          }
+          if (w.outcome == KeyState.Waiter.CLOSED) {
+            thrown = true;
+            throw closedError();
           }
           if (w.outcome == KeyState.Waiter.REPRESENTATIVE) {
+            if (interruptible && interrupted) {
+              st.busy = false;
+              passOn(s, st); // hand the role on before leaving
+              thrown = true;
+              throw new InterruptedException("interrupted while waiting for " + st.key);
+            }
             return KeyState.Waiter.class;
           }
           boolean timedOut = deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0;
@@ -118,6 +138,7 @@ final class LockTable implements LockSession.Listener {
             if (timedOut) {
               return null;
             }
+            thrown = true;
             throw new InterruptedException("interrupted while waiting for " + st.key);
           }
         }
@@ -129,8 +150,8 @@ final class LockTable implements LockSession.Listener {
         interrupted |= Thread.interrupted();
       }
     } finally {
-      if (interrupted && !interruptible) {
-        Thread.currentThread().interrupt();
+      if (interrupted && !(thrown && interruptible)) {
+        Thread.currentThread().interrupt(); // never swallow an interrupt we do not report
       }
     }
   }
@@ -225,6 +246,11 @@ final class LockTable implements LockSession.Listener {
     }
   }
 
+  private io.pglock.PgLocksClosedException closedError() {
+    return new io.pglock.PgLocksClosedException("the PgLocks (node " + config.nodeName()
+        + ") was closed while this acquire waited");
+  }
+
   /**
    * Waits on a wait session, in chunks of at most a third of the lease: each chunk is a round trip
    * that renews the wait session's lease, so a long wait never looks like a dead session.
@@ -263,6 +289,10 @@ final class LockTable implements LockSession.Listener {
         if (op.result()) {
           return true;
         }
+        interrupted |= Thread.interrupted();
+        if (interrupted && interruptible) {
+          throw new InterruptedException("interrupted while waiting for " + key);
+        }
         if (deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0) {
           return false;
         }
@@ -289,6 +319,11 @@ final class LockTable implements LockSession.Listener {
     DefaultLockHandle h;
     List<KeyState.Waiter> joined = null;
     synchronized (s) {
+      if (closed) {
+        // closeAll ran while the grant was on its way: the session's close frees the server lock,
+        // and the caller gives back its reservation
+        throw closedError();
+      }
       st.busy = false;
       st.session = session;
       st.serverMode = mode;
@@ -308,7 +343,7 @@ final class LockTable implements LockSession.Listener {
   }
 
   private DefaultLockHandle addHolder(KeyState st, LockKey lockKey, LockMode mode) {
-    DefaultLockHandle h = new DefaultLockHandle(this, st, lockKey, mode);
+    DefaultLockHandle h = new DefaultLockHandle(this, st, st.session, lockKey, mode);
     st.addHandle(h);
     return h;
   }
@@ -376,16 +411,21 @@ final class LockTable implements LockSession.Listener {
         st.serverMode = null;
         st.handoffs = 0;
         boolean viaWaitSession = session.forWaiting;
-        st.unlockPending = viaWaitSession;
+        // Until the unlock is queued, nobody here may send a try for the key: it could overtake
+        // the unlock on the same backend and stack on it. On a wait session, until it is answered.
+        st.unlockPending = true;
         unlock = Op.unlock(st.key, mode, ok -> unlocked(s, st, session, viaWaitSession));
-        if (!viaWaitSession) {
-          passOn(s, st); // the next try queues behind the unlock on the same session
-        }
       }
     }
     wake(woken);
     if (unlock != null) {
       session.submit(unlock, false);
+      if (!session.forWaiting) {
+        synchronized (s) {
+          st.unlockPending = false;
+          passOn(s, st); // the next try queues behind the unlock on the same session
+        }
+      }
     }
   }
 
@@ -449,17 +489,27 @@ final class LockTable implements LockSession.Listener {
     }
   }
 
-  /** Marks every held handle lost with {@link LossCause#CLOSED}; the sessions' close frees the locks. */
+  /**
+   * Marks every held handle lost with {@link LossCause#CLOSED} and wakes every waiter with a
+   * {@link io.pglock.PgLocksClosedException}; the sessions' close then frees the server locks.
+   */
   void closeAll() {
     List<DefaultLockHandle> lost = new ArrayList<>();
     for (Stripe s : stripes) {
       synchronized (s) {
+        closed = true;
         for (KeyState st : s.keys.values()) {
           lost.addAll(st.handles());
           st.handles().clear();
           if (st.session != null) {
             st.session.held.remove(st);
             st.session = null;
+            held.decrementAndGet();
+          }
+          KeyState.Waiter w;
+          while ((w = st.pollWaiter()) != null) {
+            w.outcome = KeyState.Waiter.CLOSED;
+            LockSupport.unpark(w.thread);
           }
         }
         s.keys.clear();

@@ -39,14 +39,17 @@ final class SessionSetup {
       }
       Duration lease = config.lease();
       long leaseMs = lease.toMillis();
-      long leaseS = Math.max(1, lease.toSeconds());
+      // Keepalive detection (idle + count * interval, whole seconds) must not end the session
+      // before the lease, or the server could free the locks before the client's deadline.
+      long idleS = (leaseMs + 1999) / 2000;
+      long intervalS = Math.max(1, (leaseMs - idleS * 1000 + 2999) / 3000);
       long sent = System.nanoTime();
       int pid;
       try (PreparedStatement ps = c.prepareStatement(Sql.SETUP)) {
         ps.setString(1, applicationName);
         ps.setString(2, leaseMs + "ms");
-        ps.setString(3, Math.max(1, leaseS / 2) + "s");
-        ps.setString(4, Math.max(1, leaseS / 6) + "s");
+        ps.setString(3, idleS + "s");
+        ps.setString(4, intervalS + "s");
         ps.setString(5, "3");
         ps.setString(6, leaseMs + "ms");
         ps.setString(7, Math.min(1000, Math.max(100, leaseMs / 3)) + "ms");
