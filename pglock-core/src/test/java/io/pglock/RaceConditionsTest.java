@@ -25,18 +25,35 @@ class RaceConditionsTest extends PgLocksTestSupport {
     return blocker != null && blocker.getClass().getSimpleName().equals("LockTable");
   }
 
-  /** PgLocks.close() clears the table but never wakes threads queued locally behind a holder. */
+  /** PgLocks.close() wakes a thread queued locally behind a holder, which then fails clearly. */
   @Test
   void close_wakesALocalWaiterQueuedBehindAHolder() throws Exception {
+    assertCloseEndsLocalWait("close-wake", lock -> lock.acquireUninterruptibly());
+  }
+
+  /** The same for a timed wait: it ends at close with CLOSED, not after its timeout. */
+  @Test
+  void close_endsATimedLocalWaitPromptly() throws Exception {
+    assertCloseEndsLocalWait("close-wake2", lock -> {
+      try {
+        return lock.tryAcquire(Duration.ofSeconds(30));
+      } catch (InterruptedException e) {
+        return e;
+      }
+    });
+  }
+
+  private void assertCloseEndsLocalWait(String name, java.util.function.Function<SessionLock, Object> acquire)
+      throws Exception {
     PgLocks locks = newLocks();
-    LockHandle h = locks.lock("close-wake").acquire(Duration.ofSeconds(5));
+    LockHandle h = locks.lock(name).acquire(Duration.ofSeconds(5));
     AtomicReference<Thread> waiter = new AtomicReference<>();
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try {
       Future<Object> f = pool.submit(() -> {
         waiter.set(Thread.currentThread());
         try {
-          return locks.lock("close-wake").acquireUninterruptibly();
+          return acquire.apply(locks.lock(name));
         } catch (RuntimeException e) {
           return e;
         }
@@ -49,38 +66,7 @@ class RaceConditionsTest extends PgLocksTestSupport {
       try {
         outcome = f.get(10, TimeUnit.SECONDS);
       } catch (TimeoutException e) {
-        throw new AssertionError("acquireUninterruptibly() still blocked 10 s after PgLocks.close()");
-      }
-      assertThat(outcome).isInstanceOf(PgLocksClosedException.class);
-    } finally {
-      pool.shutdownNow();
-    }
-  }
-
-  /** same with a timeout: the waiter sleeps the whole timeout and reports a timeout, not CLOSED. */
-  @Test
-  void close_endsATimedLocalWaitPromptly() throws Exception {
-    PgLocks locks = newLocks();
-    LockHandle h = locks.lock("close-wake2").acquire(Duration.ofSeconds(5));
-    AtomicReference<Thread> waiter = new AtomicReference<>();
-    ExecutorService pool = Executors.newSingleThreadExecutor();
-    try {
-      Future<Object> f = pool.submit(() -> {
-        waiter.set(Thread.currentThread());
-        try {
-          return locks.lock("close-wake2").tryAcquire(Duration.ofSeconds(30));
-        } catch (RuntimeException e) {
-          return e;
-        }
-      });
-      await("the waiter parks locally", Duration.ofSeconds(10),
-          () -> waiter.get() != null && parkedInLockTable(waiter.get()));
-      locks.close();
-      Object outcome;
-      try {
-        outcome = f.get(10, TimeUnit.SECONDS);
-      } catch (TimeoutException e) {
-        throw new AssertionError("tryAcquire(30s) still blocked 10 s after PgLocks.close()");
+        throw new AssertionError("the wait for " + name + " still blocked 10 s after PgLocks.close()");
       }
       assertThat(outcome).isInstanceOf(PgLocksClosedException.class);
     } finally {
@@ -89,8 +75,8 @@ class RaceConditionsTest extends PgLocksTestSupport {
   }
 
   /**
-   * an op queued on a lock session after its loop left (orderly close) but before close() marks
-   * it dead is never answered: the acquiring thread parks forever in Op.awaitUninterruptibly.
+   * An op queued on a lock session after its loop left (orderly close) but before close() marked it
+   * dead is still answered (failed), so no acquiring thread parks forever.
    */
   @Test
   void close_underLoad_neverStrandsAnAcquirer() throws Exception {
@@ -133,8 +119,8 @@ class RaceConditionsTest extends PgLocksTestSupport {
   }
 
   /**
-   * an interruptible acquire that is interrupted while queued locally and granted by a local
-   * handoff at the same moment returns the handle with the interrupt status cleared (swallowed).
+   * An interruptible acquire that is interrupted while queued locally, and granted by a local
+   * handoff at the same moment, either throws or returns the handle with the interrupt still set.
    */
   @Test
   void interruptRacingLocalHandoff_isNeverSwallowed() throws Exception {
@@ -168,9 +154,8 @@ class RaceConditionsTest extends PgLocksTestSupport {
   }
 
   /**
-   * keepalive detection is idle + 3 * interval with whole seconds floored (lease/2, lease/6), so for
-   * most leases that are not a multiple of 6 s the server drops a partitioned session before the
-   * client's lease deadline (s_last + lease - margin).
+   * Keepalive detection (idle + 3 * interval, whole seconds) is never shorter than the lease, so the
+   * server never drops a partitioned session before the client's deadline (s_last + lease - margin).
    */
   @Test
   void keepaliveDetection_isNeverShorterThanTheClientLease() throws Exception {
@@ -187,9 +172,9 @@ class RaceConditionsTest extends PgLocksTestSupport {
   }
 
   /**
-   * isHeld() reads the KeyState's current session, not the session the handle was granted on.
-   * Between sessionLost clearing the state and markLost reaching a handle, a new local holder can
-   * be granted the key on a new session, and the old, lost handle then reports isHeld() == true.
+   * isHeld() checks the session the handle was granted on: between sessionLost clearing the key and
+   * markLost reaching a handle, a new local holder can be granted the key on a new session, and the
+   * old, lost handle must not report isHeld() == true meanwhile.
    * (An inline callback executor only widens the window to make it deterministic.)
    */
   @Test
@@ -237,9 +222,9 @@ class RaceConditionsTest extends PgLocksTestSupport {
   }
 
   /**
-   * the interrupt watchdog's cancelQuery may still be in flight when the lock statement has
-   * already succeeded; watch.cancel(false) does not stop it, so the cancel lands on RELEASE SAVEPOINT
-   * or on the caller's next statement and aborts the caller's transaction.
+   * A cancel sent for an interrupt may still be in flight when the lock statement has already
+   * succeeded; it must never land on RELEASE SAVEPOINT or the caller's next statement and abort the
+   * caller's transaction.
    */
   @Test
   void interruptRacingXactGrant_neverAbortsTheCallersTransaction() throws Exception {
