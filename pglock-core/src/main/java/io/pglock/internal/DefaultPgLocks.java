@@ -37,6 +37,10 @@ public final class DefaultPgLocks implements PgLocks {
       return t;
     });
     w.setRemoveOnCancelPolicy(true);
+    // After close, lease checks (one-shot) are dropped, but a transaction-lock wait on the caller's
+    // own connection stays interruptible: its periodic interrupt check goes on until the wait ends.
+    w.setContinueExistingPeriodicTasksAfterShutdownPolicy(true);
+    w.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     this.watchdog = w;
     this.callbacks = new Callbacks(config.callbackExecutor(), config.nodeName());
     this.sessions = new Sessions(config, watchdog);
@@ -155,7 +159,7 @@ public final class DefaultPgLocks implements PgLocks {
     }
     table.closeAll();
     sessions.closeAll(CLOSE_TIMEOUT_MILLIS);
-    watchdog.shutdownNow();
+    watchdog.shutdown();
     callbacks.shutdown();
   }
 

@@ -121,14 +121,22 @@ final class DefaultTransactionLocks implements TransactionLocks {
   /** One wait under a savepoint; {@code millis} 0 means no limit. @return true if granted */
   private boolean waitUnderSavepoint(LockKey key, ServerKey k, LockMode mode, long millis)
       throws SQLException, InterruptedException {
+    StatementCanceller canceller;
+    try {
+      canceller = new StatementCanceller(connection, Thread.currentThread(), locks.watchdog(),
+          "pglock-" + locks.config().nodeName() + "-cancel");
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      throw new io.pglock.PgLocksClosedException("the PgLocks was closed; build a new one");
+    }
     try (Statement st = connection.createStatement()) {
       st.execute(Sql.SAVEPOINT);
+      setLockTimeout(millis + "ms");
+    } catch (SQLException | RuntimeException e) {
+      canceller.close();
+      throw e;
     }
-    setLockTimeout(millis + "ms");
     SQLException failure = null;
     boolean cancelled;
-    StatementCanceller canceller = new StatementCanceller(connection, Thread.currentThread(), locks.watchdog(),
-        "pglock-" + locks.config().nodeName() + "-cancel");
     try (PreparedStatement ps = connection.prepareStatement(Sql.xactLock(k, mode == LockMode.SHARED))) {
       bind(ps, k);
       ps.execute();

@@ -115,7 +115,7 @@ final class LockSession {
    * or the loop picks it up. Releases never combine, so that {@code close()} never blocks.
    */
   void submit(Op op, boolean combine) {
-    if (dead.get()) {
+    if (dead.get() || (closing && op.isWait())) {
       reject(op);
       return;
     }
@@ -214,9 +214,11 @@ final class LockSession {
       } else {
         executeArrays(ops, results);
       }
-    } catch (SQLException e) {
+    } catch (SQLException | RuntimeException thrown) {
       // A failed batch may have taken some of its locks (session locks ignore the statement's
       // failure), so the session's state is unknown: close it, which frees everything it held.
+      SQLException e = thrown instanceof SQLException ? (SQLException) thrown
+          : new SQLException("unexpected error in the driver: " + thrown, thrown);
       die(causeOf(e), SqlErrors.describe(e));
       RuntimeException error = SqlErrors.state(e).equals(SqlErrors.OUT_OF_SHARED_MEMORY)
           ? new io.pglock.LockCapacityException("the server's lock table is full (" + SqlErrors.describe(e)
@@ -242,7 +244,15 @@ final class LockSession {
         log.error("{}: the server did not hold {} {} when pglock released it; this is a pglock bug",
             name, op.shared() ? "shared" : "exclusive", op.key);
       }
-      if (!op.complete(ok) && ok) {
+      boolean taken;
+      try {
+        taken = op.complete(ok);
+      } catch (RuntimeException | Error e) {
+        // an unlock's bookkeeping failed: log it, and still answer every other op of the batch
+        log.error("{}: completing {} failed", name, op.key, e);
+        continue;
+      }
+      if (!taken && ok) {
         execute(List.of(Op.unlock(op.key, op.shared() ? LockMode.SHARED : LockMode.EXCLUSIVE, null)));
       }
     }
@@ -339,6 +349,10 @@ final class LockSession {
   private void runWait(Op op) {
     if (op.isDone()) {
       return; // abandoned before it was sent
+    }
+    if (closing) {
+      op.fail(deadError()); // PgLocks.close(): no new server wait
+      return;
     }
     long sent = System.nanoTime();
     try {
@@ -493,6 +507,11 @@ final class LockSession {
       return new PgLocksClosedException("the PgLocks was closed");
     }
     return new LockSessionException(name + " (backend pid " + pid + ") is closed: " + failure(), null);
+  }
+
+  /** Refuses new server waits from now on (close() follows). */
+  void beginClose() {
+    closing = true;
   }
 
   /**

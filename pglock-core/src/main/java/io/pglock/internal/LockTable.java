@@ -287,6 +287,9 @@ final class LockTable implements LockSession.Listener {
           // answered just now: take the answer
         }
         if (op.result()) {
+          if (interrupted) {
+            Thread.currentThread().interrupt(); // granted: the interrupt stays set for the caller
+          }
           return true;
         }
         interrupted |= Thread.interrupted();
@@ -335,9 +338,10 @@ final class LockTable implements LockSession.Listener {
       }
     }
     wake(joined);
-    if (session.isDead()) {
+    if (session.isDead() && session.lossCause() != null) {
       // The session died while the grant was on its way: its loss broadcast may have missed us.
-      sessionLost(session, session.lossCause() != null ? session.lossCause() : LossCause.CONNECTION_LOST);
+      // (While lossCause is still null, die() has yet to broadcast, and will see this key.)
+      sessionLost(session, session.lossCause());
     }
     return h;
   }

@@ -73,10 +73,10 @@ final class Op {
    */
   boolean complete(boolean granted) {
     boolean won = state.compareAndSet(PENDING, granted ? GRANTED : REFUSED);
+    LockSupport.unpark(waiter);
     if (onDone != null) {
       onDone.accept(granted);
     }
-    LockSupport.unpark(waiter);
     return won;
   }
 

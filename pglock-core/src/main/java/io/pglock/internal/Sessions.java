@@ -134,6 +134,7 @@ final class Sessions {
   void closeAll(long timeoutMillis) {
     closed = true;
     for (LockSession s : allWaitSessions) {
+      s.beginClose(); // the cancelled waiter must not queue its next chunk here
       s.cancelStatement();
     }
     synchronized (this) {

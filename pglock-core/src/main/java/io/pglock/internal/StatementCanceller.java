@@ -15,7 +15,8 @@ import org.postgresql.PGConnection;
  * holds up the watchdog's lease checks.
  *
  * <p>{@link #close()} guarantees that no cancel arrives after it returns: either none was started,
- * or it waits until the server has received it. A cancel that reaches a backend which has finished
+ * or it waits (up to {@value #SEND_WAIT_MILLIS} ms, the bound of a cancel over a dead network) until
+ * the server has received it. A cancel that fails to reach the server is sent again at the next check. A cancel that reaches a backend which has finished
  * the statement is ignored by PostgreSQL, so it cannot hit the caller's next statement.
  */
 final class StatementCanceller implements AutoCloseable {
@@ -33,13 +34,15 @@ final class StatementCanceller implements AutoCloseable {
     this.watch = watchdog.scheduleWithFixedDelay(() -> {
       if (waiter.isInterrupted() && state.compareAndSet(WATCHING, SENDING)) {
         Thread sender = new Thread(() -> {
+          boolean sent = false;
           try {
             connection.unwrap(PGConnection.class).cancelQuery();
+            sent = true;
           } catch (SQLException e) {
-            // the statement runs on; the caller's own timeout still bounds it
+            // not delivered: the next check sends it again
           } finally {
             synchronized (state) {
-              state.set(SENT);
+              state.set(sent ? SENT : WATCHING);
               state.notifyAll();
             }
           }
