@@ -5,8 +5,6 @@ import io.pglock.LockSessionException;
 import io.pglock.LossCause;
 import io.pglock.PgLocksClosedException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,8 +26,6 @@ import org.slf4j.LoggerFactory;
 final class LockSession {
   private static final Logger log = LoggerFactory.getLogger(LockSession.class);
   private static final int MAX_BATCH = 1024;
-  /** Prepared statements kept per batch shape; a session sees only a handful of shapes. */
-  private static final int MAX_SHAPES = 64;
 
   /** Told when a session stops carrying locks for a reason other than an orderly close. */
   interface Listener {
@@ -38,7 +34,6 @@ final class LockSession {
 
   final String name;
   final boolean forWaiting;
-  private final Connection connection;
   private final int pid;
   private final Lease lease;
   private final Listener listener;
@@ -50,9 +45,8 @@ final class LockSession {
   final Set<KeyState> held = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean dead = new AtomicBoolean();
   private final Thread loop;
-  private final PreparedStatement batch;
-  /** Only the thread holding {@link #talk} touches it. */
-  private final java.util.Map<Integer, PreparedStatement> shaped = new java.util.HashMap<>();
+  /** Only the thread holding {@link #talk} uses it. */
+  private final SessionStatements statements;
   private volatile boolean closing;
   private volatile LossCause lossCause;
   private volatile String failure;
@@ -61,12 +55,11 @@ final class LockSession {
       Listener listener, ScheduledExecutorService watchdog) throws SQLException {
     this.name = name;
     this.forWaiting = forWaiting;
-    this.connection = connection;
     this.pid = pid;
     this.lease = lease;
     this.listener = listener;
     this.watchdog = watchdog;
-    this.batch = connection.prepareStatement(Sql.BATCH);
+    this.statements = new SessionStatements(connection);
     this.loop = new Thread(this::loop, name);
     this.loop.setDaemon(true);
   }
@@ -142,7 +135,7 @@ final class LockSession {
   /** Asks the server to abandon the statement in flight (a blocking wait). Best effort. */
   void cancelStatement() {
     try {
-      connection.unwrap(org.postgresql.PGConnection.class).cancelQuery();
+      statements.cancel();
     } catch (SQLException e) {
       log.debug("{}: cancel request failed: {}", name, e.getMessage());
     }
@@ -206,14 +199,10 @@ final class LockSession {
   /** Runs try-locks and unlocks as one statement, in order. Must hold {@link #talk}. */
   private boolean execute(List<Op> ops) {
     int n = ops.size();
-    boolean[] results = new boolean[n];
+    boolean[] results;
     long sent = System.nanoTime();
     try {
-      if (n <= Sql.MAX_SHAPED) {
-        executeShaped(ops, results);
-      } else {
-        executeArrays(ops, results);
-      }
+      results = statements.run(ops);
     } catch (SQLException | RuntimeException thrown) {
       // A failed batch may have taken some of its locks (session locks ignore the statement's
       // failure), so the session's state is unknown: close it, which frees everything it held.
@@ -259,67 +248,6 @@ final class LockSession {
     return true;
   }
 
-  /** A small batch: one row of function calls, prepared once per shape and kept. */
-  private void executeShaped(List<Op> ops, boolean[] results) throws SQLException {
-    int n = ops.size();
-    int shape = n;
-    for (Op op : ops) {
-      shape = shape * 8 + op.action * 2 + op.key.objsubid() - 1;
-    }
-    PreparedStatement ps = shaped.get(shape);
-    if (ps == null) {
-      int[] codes = new int[n];
-      for (int i = 0; i < n; i++) {
-        codes[i] = ops.get(i).action * 2 + ops.get(i).key.objsubid() - 1;
-      }
-      ps = connection.prepareStatement(Sql.shaped(codes));
-      if (shaped.size() < MAX_SHAPES) {
-        shaped.put(shape, ps);
-      }
-    }
-    int p = 1;
-    for (Op op : ops) {
-      ps.setLong(p++, op.key.firstArg());
-      if (op.key.objsubid() == 2) {
-        ps.setInt(p++, op.key.secondArg());
-      }
-    }
-    try (ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      for (int i = 0; i < n; i++) {
-        results[i] = rs.getBoolean(i + 1);
-      }
-    }
-    if (!shaped.containsValue(ps)) {
-      ps.close();
-    }
-  }
-
-  /** A large batch: one statement over arrays, evaluated in array order. */
-  private void executeArrays(List<Op> ops, boolean[] results) throws SQLException {
-    int n = ops.size();
-    short[] actions = new short[n];
-    short[] spaces = new short[n];
-    long[] firsts = new long[n];
-    int[] seconds = new int[n];
-    for (int i = 0; i < n; i++) {
-      Op op = ops.get(i);
-      actions[i] = (short) op.action;
-      spaces[i] = (short) op.key.objsubid();
-      firsts[i] = op.key.firstArg();
-      seconds[i] = op.key.secondArg();
-    }
-    batch.setObject(1, actions);
-    batch.setObject(2, spaces);
-    batch.setObject(3, firsts);
-    batch.setObject(4, seconds);
-    try (ResultSet rs = batch.executeQuery()) {
-      while (rs.next()) {
-        results[rs.getInt(1) - 1] = rs.getBoolean(2);
-      }
-    }
-  }
-
   /**
    * Renews the lease with a statement sent at {@code sent} whose answer came back, unless the lease
    * had already run out: expiry is one-way, since the handles may already have been told.
@@ -356,22 +284,13 @@ final class LockSession {
     }
     long sent = System.nanoTime();
     try {
-      try (PreparedStatement ps = connection.prepareStatement(Sql.SET_LOCK_TIMEOUT)) {
-        ps.setString(1, op.waitMillis + "ms");
-        ps.execute();
-      }
+      statements.setLockTimeout(op.waitMillis);
       if (!renewed(sent)) {
         op.fail(deadError());
         return;
       }
       sent = System.nanoTime();
-      try (PreparedStatement ps = connection.prepareStatement(Sql.lock(op.key, op.shared()))) {
-        ps.setLong(1, op.key.firstArg());
-        if (op.key.objsubid() == 2) {
-          ps.setInt(2, op.key.secondArg());
-        }
-        ps.execute();
-      }
+      statements.waitLock(op.key, op.shared());
       if (!renewed(sent)) {
         op.fail(deadError());
       } else if (!op.complete(true)) {
@@ -398,15 +317,8 @@ final class LockSession {
   }
 
   private boolean holdsQuietly(Op op) {
-    try (PreparedStatement ps = connection.prepareStatement(Sql.HOLDS)) {
-      ps.setLong(1, op.key.classid());
-      ps.setLong(2, op.key.objid());
-      ps.setInt(3, op.key.objsubid());
-      ps.setString(4, op.shared() ? "ShareLock" : "ExclusiveLock");
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1) > 0;
-      }
+    try {
+      return statements.holds(op.key, op.shared());
     } catch (SQLException e) {
       die(causeOf(e), SqlErrors.describe(e));
       return false; // the session is closed, so whatever it held is free
@@ -424,9 +336,8 @@ final class LockSession {
       return;
     }
     long sent = System.nanoTime();
-    try (PreparedStatement ps = connection.prepareStatement(Sql.BACKEND_PID); ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      int now = rs.getInt(1);
+    try {
+      int now = statements.backendPid();
       if (now != pid) {
         log.error("{}: the backend changed from pid {} to {}: a pooler in transaction mode sits between "
             + "pglock and PostgreSQL, and session locks are not safe through it; connect lock sessions "
@@ -478,7 +389,7 @@ final class LockSession {
       log.warn("{} (backend pid {}) lost: {}", name, pid, why);
     }
     try {
-      connection.abort(Runnable::run);
+      statements.abort();
     } catch (SQLException | RuntimeException e) {
       log.debug("{}: abort failed: {}", name, e.toString());
     }
@@ -533,11 +444,7 @@ final class LockSession {
     try {
       locked = talk.tryLock(timeoutMillis, TimeUnit.MILLISECONDS);
       if (locked) {
-        try (PreparedStatement ps = connection.prepareStatement(Sql.UNLOCK_ALL)) {
-          ps.execute();
-        }
-        batch.close();
-        connection.close();
+        statements.unlockAllAndClose();
         dead.set(true);
         failQueued(); // an op that slipped in while closing must not wait forever
       } else {

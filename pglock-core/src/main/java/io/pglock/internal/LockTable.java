@@ -22,14 +22,13 @@ final class LockTable implements LockSession.Listener {
   /** A timeout meaning "wait as long as it takes". */
   static final long FOREVER = Long.MAX_VALUE;
 
-  private static final long MAX_POLL_NANOS = 100_000_000L;
-  private static final long FIRST_POLL_NANOS = 2_000_000L;
 
   private final PgLocksConfig config;
   private final Sessions sessions;
   private final Callbacks callbacks;
   private final Stripe[] stripes = new Stripe[64];
   private final AtomicInteger held = new AtomicInteger();
+  private final ServerFetch fetch;
   /** Set by {@link #closeAll()} under every stripe's monitor; read under a stripe's monitor. */
   private boolean closed;
 
@@ -41,6 +40,7 @@ final class LockTable implements LockSession.Listener {
     this.config = config;
     this.sessions = sessions;
     this.callbacks = callbacks;
+    this.fetch = new ServerFetch(this, config, sessions);
     for (int i = 0; i < stripes.length; i++) {
       stripes[i] = new Stripe();
     }
@@ -100,7 +100,7 @@ final class LockTable implements LockSession.Listener {
         return (DefaultLockHandle) outcome;
       }
     }
-    return fetch(s, st, lockKey, mode, timeoutNanos, deadline, interruptible);
+    return fetch.fetch(st, lockKey, mode, timeoutNanos, deadline, interruptible);
   }
 
   /**
@@ -156,158 +156,13 @@ final class LockTable implements LockSession.Listener {
     }
   }
 
-  /** The representative's work: get the lock from the server, waiting there if need be. */
-  private DefaultLockHandle fetch(Stripe s, KeyState st, LockKey lockKey, LockMode mode, long timeoutNanos,
-      long deadline, boolean interruptible) throws InterruptedException {
-    DefaultLockHandle handle = null;
-    boolean reserved = false;
-    boolean interrupted = false;
-    try {
-      reserve(lockKey);
-      reserved = true;
-      long poll = FIRST_POLL_NANOS;
-      boolean retriedDeadSession = false;
-      while (true) {
-        LockSession ls = sessions.lockSessionFor(st.key);
-        Op op = Op.tryLock(st.key, mode);
-        ls.submit(op, true);
-        boolean got;
-        try {
-          got = op.awaitUninterruptibly();
-        } catch (io.pglock.LockSessionException e) {
-          if (!ls.isDead() || retriedDeadSession) {
-            throw e;
-          }
-          retriedDeadSession = true; // the dead session freed everything: once more on a new one
-          continue;
-        }
-        if (got) {
-          handle = grant(s, st, lockKey, mode, ls);
-          break;
-        }
-        interrupted |= Thread.interrupted();
-        if (interrupted && interruptible) {
-          throw new InterruptedException("interrupted while waiting for " + lockKey);
-        }
-        if (timeoutNanos == NO_WAIT || System.nanoTime() - deadline >= 0) {
-          return null;
-        }
-        LockSession ws = sessions.borrowWaitSession();
-        if (ws != null) {
-          boolean granted = false;
-          try {
-            granted = waitOn(ws, st.key, mode, deadline, interruptible);
-          } catch (io.pglock.LockSessionException e) {
-            if (!ws.isDead()) {
-              throw e;
-            }
-            // the wait session died holding nothing (terminated, say): wait on another one
-          } finally {
-            if (granted) {
-              handle = grant(s, st, lockKey, mode, ws);
-            } else {
-              sessions.returnWaitSession(ws);
-            }
-          }
-          if (granted) {
-            break;
-          }
-          if (System.nanoTime() - deadline >= 0) {
-            return null;
-          }
-          continue;
-        }
-        // Every wait session is busy: poll with backoff.
-        long nap = Math.min(poll, deadline - System.nanoTime());
-        poll = Math.min(poll * 2, MAX_POLL_NANOS);
-        if (nap > 0) {
-          LockSupport.parkNanos(this, nap);
-        }
-        interrupted |= Thread.interrupted();
-        if (interrupted && interruptible) {
-          throw new InterruptedException("interrupted while waiting for " + lockKey);
-        }
-      }
-      reserved = false; // the held lock owns the reservation now
-      return handle;
-    } finally {
-      if (reserved) {
-        held.decrementAndGet();
-      }
-      if (handle == null) {
-        synchronized (s) {
-          st.busy = false;
-          passOn(s, st);
-        }
-      }
-      if (interrupted && !interruptible) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  private io.pglock.PgLocksClosedException closedError() {
+  io.pglock.PgLocksClosedException closedError() {
     return new io.pglock.PgLocksClosedException("the PgLocks (node " + config.nodeName()
         + ") was closed while this acquire waited");
   }
 
-  /**
-   * Waits on a wait session, in chunks of at most a third of the lease: each chunk is a round trip
-   * that renews the wait session's lease, so a long wait never looks like a dead session.
-   *
-   * @return true if granted (the wait session now holds the lock), false on timeout
-   */
-  private boolean waitOn(LockSession ws, ServerKey key, LockMode mode, long deadline, boolean interruptible)
-      throws InterruptedException {
-    long chunkMs = Math.max(1, config.lease().toMillis() / 3);
-    boolean interrupted = false;
-    try {
-      while (true) {
-        long remainingMs = deadline == Long.MAX_VALUE ? chunkMs
-            : Math.min(chunkMs, (deadline - System.nanoTime() + 999_999) / 1_000_000);
-        if (remainingMs <= 0) {
-          return false;
-        }
-        Op op = Op.waitLock(key, mode, remainingMs);
-        ws.submit(op, false);
-        // The server ends the wait itself (lock_timeout); the extra second only covers a lost answer.
-        long until = System.nanoTime() + (remainingMs + 1_000) * 1_000_000;
-        while (!op.awaitUntil(until)) {
-          interrupted |= Thread.interrupted();
-          if (interrupted && !interruptible && System.nanoTime() - until < 0) {
-            continue; // uninterruptible: keep waiting
-          }
-          if (op.abandon()) {
-            ws.cancelStatement(); // the session releases the lock if the server granted it anyway
-            if (interrupted && interruptible) {
-              throw new InterruptedException("interrupted while waiting for " + key);
-            }
-            return false;
-          }
-          // answered just now: take the answer
-        }
-        if (op.result()) {
-          if (interrupted) {
-            Thread.currentThread().interrupt(); // granted: the interrupt stays set for the caller
-          }
-          return true;
-        }
-        interrupted |= Thread.interrupted();
-        if (interrupted && interruptible) {
-          throw new InterruptedException("interrupted while waiting for " + key);
-        }
-        if (deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0) {
-          return false;
-        }
-      }
-    } finally {
-      if (interrupted && !interruptible) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  private void reserve(LockKey key) {
+  /** Counts a server lock about to be taken against the cap. */
+  void reserve(LockKey key) {
     int now = held.incrementAndGet();
     if (now > config.maxHeldLocks()) {
       held.decrementAndGet();
@@ -317,8 +172,23 @@ final class LockTable implements LockSession.Listener {
     }
   }
 
+  /** Gives back a reservation whose lock was not taken. */
+  void unreserve() {
+    held.decrementAndGet();
+  }
+
+  /** The representative did not get the lock: the next waiter takes over, or the state goes. */
+  void giveUp(KeyState st) {
+    Stripe s = stripe(st.key);
+    synchronized (s) {
+      st.busy = false;
+      passOn(s, st);
+    }
+  }
+
   /** Records a lock the server just granted on the session. */
-  private DefaultLockHandle grant(Stripe s, KeyState st, LockKey lockKey, LockMode mode, LockSession session) {
+  DefaultLockHandle grant(KeyState st, LockKey lockKey, LockMode mode, LockSession session) {
+    Stripe s = stripe(st.key);
     DefaultLockHandle h;
     List<KeyState.Waiter> joined = null;
     synchronized (s) {

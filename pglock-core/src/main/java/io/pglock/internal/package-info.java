@@ -6,7 +6,10 @@
  *   <li>{@code LockTable}: the local half of every session lock, one {@code KeyState} per server
  *       lock (key space and 64 bits, so a name and its hash's number are one state), in 64 striped
  *       maps. It decides whether an acquire needs the server at all.
- *   <li>{@code LockSession}: one connection carrying many server locks, and its loop.
+ *   <li>{@code ServerFetch}: the representative's way to the server lock: try-lock, then a blocking
+ *       wait on a wait session, or polling with backoff.
+ *   <li>{@code LockSession}: one connection carrying many server locks, and its loop;
+ *       {@code SessionStatements} is the plain JDBC under it.
  *   <li>{@code Sessions}: a fixed set of lock sessions (a key always maps to the same one, so a
  *       release and the next try of a key are ordered on one queue) and a bounded pool of wait
  *       sessions for blocking waits.

@@ -1,0 +1,165 @@
+package io.pglock.internal;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.postgresql.PGConnection;
+
+/**
+ * The statements a lock session sends, over its one connection: plain JDBC, no policy. Errors are
+ * thrown to {@link LockSession}, which decides what they mean. Not thread-safe: only the thread
+ * talking to the session uses it.
+ */
+final class SessionStatements {
+  /** Prepared statements kept per batch shape; a session sees only a handful of shapes. */
+  private static final int MAX_SHAPES = 64;
+
+  private final Connection connection;
+  private final PreparedStatement arrays;
+  private final Map<Integer, PreparedStatement> shaped = new HashMap<>();
+
+  SessionStatements(Connection connection) throws SQLException {
+    this.connection = connection;
+    this.arrays = connection.prepareStatement(Sql.BATCH);
+  }
+
+  /** Runs try-locks and unlocks as one statement, in order; one answer per op. */
+  boolean[] run(List<Op> ops) throws SQLException {
+    return ops.size() <= Sql.MAX_SHAPED ? runShaped(ops) : runArrays(ops);
+  }
+
+  /** A small batch: one row of function calls, prepared once per shape and kept. */
+  private boolean[] runShaped(List<Op> ops) throws SQLException {
+    int n = ops.size();
+    int shape = n;
+    int[] codes = new int[n];
+    for (int i = 0; i < n; i++) {
+      Op op = ops.get(i);
+      codes[i] = op.action * 2 + op.key.objsubid() - 1;
+      shape = shape * 8 + codes[i];
+    }
+    PreparedStatement ps = shaped.get(shape);
+    boolean keep = ps != null || shaped.size() < MAX_SHAPES;
+    if (ps == null) {
+      ps = connection.prepareStatement(Sql.shaped(codes));
+      if (keep) {
+        shaped.put(shape, ps);
+      }
+    }
+    try {
+      int p = 1;
+      for (Op op : ops) {
+        ps.setLong(p++, op.key.firstArg());
+        if (op.key.objsubid() == 2) {
+          ps.setInt(p++, op.key.secondArg());
+        }
+      }
+      boolean[] results = new boolean[n];
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        for (int i = 0; i < n; i++) {
+          results[i] = rs.getBoolean(i + 1);
+        }
+      }
+      return results;
+    } finally {
+      if (!keep) {
+        ps.close();
+      }
+    }
+  }
+
+  /** A large batch: one statement over arrays, evaluated in array order. */
+  private boolean[] runArrays(List<Op> ops) throws SQLException {
+    int n = ops.size();
+    short[] actions = new short[n];
+    short[] spaces = new short[n];
+    long[] firsts = new long[n];
+    int[] seconds = new int[n];
+    for (int i = 0; i < n; i++) {
+      Op op = ops.get(i);
+      actions[i] = (short) op.action;
+      spaces[i] = (short) op.key.objsubid();
+      firsts[i] = op.key.firstArg();
+      seconds[i] = op.key.secondArg();
+    }
+    arrays.setObject(1, actions);
+    arrays.setObject(2, spaces);
+    arrays.setObject(3, firsts);
+    arrays.setObject(4, seconds);
+    boolean[] results = new boolean[n];
+    try (ResultSet rs = arrays.executeQuery()) {
+      while (rs.next()) {
+        results[rs.getInt(1) - 1] = rs.getBoolean(2);
+      }
+    }
+    return results;
+  }
+
+  /** Sets the bound of the next blocking wait. */
+  void setLockTimeout(long millis) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(Sql.SET_LOCK_TIMEOUT)) {
+      ps.setString(1, millis + "ms");
+      ps.execute();
+    }
+  }
+
+  /** Blocks until the server grants the lock, or throws (55P03 on lock_timeout, 57014 on cancel). */
+  void waitLock(ServerKey key, boolean shared) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(Sql.lock(key, shared))) {
+      ps.setLong(1, key.firstArg());
+      if (key.objsubid() == 2) {
+        ps.setInt(2, key.secondArg());
+      }
+      ps.execute();
+    }
+  }
+
+  /** Whether this backend holds the lock, according to pg_locks. */
+  boolean holds(ServerKey key, boolean shared) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(Sql.HOLDS)) {
+      ps.setLong(1, key.classid());
+      ps.setLong(2, key.objid());
+      ps.setInt(3, key.objsubid());
+      ps.setString(4, shared ? "ShareLock" : "ExclusiveLock");
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    }
+  }
+
+  /** The backend's pid: the heartbeat. */
+  int backendPid() throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(Sql.BACKEND_PID); ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  /** Asks the server, over a new connection, to cancel the statement in flight. */
+  void cancel() throws SQLException {
+    connection.unwrap(PGConnection.class).cancelQuery();
+  }
+
+  /** Orderly end: frees every lock of the backend, then closes the connection. */
+  void unlockAllAndClose() throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(Sql.UNLOCK_ALL)) {
+      ps.execute();
+    }
+    for (PreparedStatement ps : shaped.values()) {
+      ps.close();
+    }
+    arrays.close();
+    connection.close();
+  }
+
+  /** Drops the connection at once: the server frees every lock on it. */
+  void abort() throws SQLException {
+    connection.abort(Runnable::run);
+  }
+}
