@@ -58,6 +58,9 @@ public interface PgLocks extends AutoCloseable {
   /** How many server locks this instance holds now (shared holders of one key count once). */
   int heldLocks();
 
+  /** The cap on server locks held at once, in force (see {@link PgLocksBuilder#maxHeldLocks(int)}). */
+  int maxHeldLocks();
+
   /** How many lock and wait sessions (connections) are open now. */
   int openSessions();
 

@@ -19,7 +19,10 @@ public final class PgLocksBuilder {
   public static final Duration MIN_LEASE = Duration.ofSeconds(1);
   /** The longest lease accepted. */
   public static final Duration MAX_LEASE = Duration.ofHours(1);
-  /** The cap on held locks when none is set: a sixth of the default server lock table (about 12,800). */
+  /**
+   * The most the automatic cap on held locks can be: when none is set, the cap is a quarter of the
+   * server's lock table, at most this many.
+   */
   public static final int DEFAULT_MAX_HELD_LOCKS = 2_000;
   /** The highest cap accepted: the lock table of a server with generous settings. */
   public static final int MAX_MAX_HELD_LOCKS = 1_000_000;
@@ -90,7 +93,12 @@ public final class PgLocksBuilder {
     return this;
   }
 
-  /** The cap on server locks held at once (default {@value #DEFAULT_MAX_HELD_LOCKS}). */
+  /**
+   * The cap on server locks held at once. By default it is automatic: a quarter of the server's lock
+   * table ({@code max_locks_per_transaction} × backends), at most {@value #DEFAULT_MAX_HELD_LOCKS},
+   * so that pglock alone never fills it. A cap set here is honoured, with a warning in the log if it
+   * is more than half of the server's lock table.
+   */
   public PgLocksBuilder maxHeldLocks(int max) {
     onceInt(this.maxHeldLocks, "maxHeldLocks");
     this.maxHeldLocks = range("maxHeldLocks", max, 1, MAX_MAX_HELD_LOCKS);
@@ -129,7 +137,7 @@ public final class PgLocksBuilder {
         lease != null ? lease : DEFAULT_LEASE,
         lockSessions >= 0 ? lockSessions : 1,
         waitSessions >= 0 ? waitSessions : 2,
-        maxHeldLocks >= 0 ? maxHeldLocks : DEFAULT_MAX_HELD_LOCKS,
+        Math.max(maxHeldLocks, 0),
         maxLocalHandoffs >= 0 ? maxLocalHandoffs : 16,
         callbackExecutor);
     return DefaultPgLocks.start(config);

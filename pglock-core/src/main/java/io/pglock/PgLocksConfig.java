@@ -59,7 +59,10 @@ public final class PgLocksConfig {
     return waitSessions;
   }
 
-  /** The cap on server locks held at once. */
+  /**
+   * The cap on server locks held at once as set with the builder, or 0 if it is automatic; the cap
+   * in force is {@link PgLocks#maxHeldLocks()}.
+   */
   public int maxHeldLocks() {
     return maxHeldLocks;
   }

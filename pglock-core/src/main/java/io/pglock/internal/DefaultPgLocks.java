@@ -57,13 +57,26 @@ public final class DefaultPgLocks implements PgLocks {
   public static PgLocks start(PgLocksConfig config) {
     DefaultPgLocks locks = new DefaultPgLocks(config);
     try {
-      locks.sessions.openFirst();
+      locks.table.cap(capFor(config, locks.sessions.openFirst()));
     } catch (RuntimeException e) {
       locks.close();
       throw e;
     }
     log.debug("started {}", config);
     return locks;
+  }
+
+  /** The cap in force: the configured one, or a quarter of the server's lock table, at most 2,000. */
+  static int capFor(PgLocksConfig config, int serverLockTable) {
+    if (config.maxHeldLocks() == 0) {
+      return Math.max(1, Math.min(io.pglock.PgLocksBuilder.DEFAULT_MAX_HELD_LOCKS, serverLockTable / 4));
+    }
+    if (config.maxHeldLocks() > serverLockTable / 2) {
+      log.warn("maxHeldLocks {} is more than half of the server's lock table (about {} entries, shared by "
+          + "every client): if it fills, the server refuses new connections and most queries", config.maxHeldLocks(),
+          serverLockTable);
+    }
+    return config.maxHeldLocks();
   }
 
   void ensureOpen() {
@@ -145,6 +158,11 @@ public final class DefaultPgLocks implements PgLocks {
   @Override
   public int heldLocks() {
     return table.heldLocks();
+  }
+
+  @Override
+  public int maxHeldLocks() {
+    return table.cap();
   }
 
   @Override

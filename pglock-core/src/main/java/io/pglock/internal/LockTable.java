@@ -29,6 +29,7 @@ final class LockTable implements LockSession.Listener {
   private final Stripe[] stripes = new Stripe[64];
   private final AtomicInteger held = new AtomicInteger();
   private final ServerFetch fetch;
+  private volatile int cap = 1;
   /** Set by {@link #closeAll()} under every stripe's monitor; read under a stripe's monitor. */
   private boolean closed;
 
@@ -164,12 +165,22 @@ final class LockTable implements LockSession.Listener {
   /** Counts a server lock about to be taken against the cap. */
   void reserve(LockKey key) {
     int now = held.incrementAndGet();
-    if (now > config.maxHeldLocks()) {
+    if (now > cap) {
       held.decrementAndGet();
-      throw new LockCapacityException("cannot lock " + key + ": " + config.maxHeldLocks()
-          + " locks are held through this PgLocks (node " + config.nodeName() + "), its cap; release some, "
-          + "or raise PgLocksBuilder.maxHeldLocks if the server's lock table has room");
+      throw new LockCapacityException("cannot lock " + key + ": " + cap + " locks are held through this "
+          + "PgLocks (node " + config.nodeName() + "), its cap" + (config.maxHeldLocks() == 0
+              ? " (automatic: a quarter of the server's lock table)" : "")
+          + "; release some, or raise PgLocksBuilder.maxHeldLocks if the server's lock table has room");
     }
+  }
+
+  /** Sets the cap in force; called once, before the instance is handed out. */
+  void cap(int cap) {
+    this.cap = cap;
+  }
+
+  int cap() {
+    return cap;
   }
 
   /** Gives back a reservation whose lock was not taken. */

@@ -110,19 +110,24 @@ final class SessionSetup {
   }
 
   /**
-   * Detects a transaction-mode pooler that a single connection cannot see: while the lock session is
-   * idle between statements, a second client of the same pooler in a transaction gets the same
-   * server connection (poolers hand out the most recently released one first), so it reports the
-   * same backend pid. Directly connected, two connections are always two backends.
+   * Probes the server once per {@code PgLocks}, on a second connection, and returns the size of its
+   * lock table.
    *
+   * <p>It also detects a transaction-mode pooler that a single connection cannot see: while the
+   * lock session is idle between statements, a second client of the same pooler in a transaction
+   * gets the same server connection (poolers hand out the most recently released one first), so it
+   * reports the same backend pid. Directly connected, two connections are always two backends.
+   *
+   * @return about how many locks the server's shared lock table holds
    * @throws UnsupportedDatabaseException if the second connection reports the session's pid
    */
-  static void checkNotPooled(PgLocksConfig config, int sessionPid) {
+  static int probe(PgLocksConfig config, int sessionPid) {
     try (Connection probe = config.dataSource().getConnection()) {
       probe.setAutoCommit(false);
-      try (PreparedStatement ps = probe.prepareStatement(Sql.BACKEND_PID); ResultSet rs = ps.executeQuery()) {
+      try (PreparedStatement ps = probe.prepareStatement(Sql.PROBE); ResultSet rs = ps.executeQuery()) {
         rs.next();
         int pid = rs.getInt(1);
+        int lockTable = rs.getInt(2);
         probe.rollback();
         if (pid == sessionPid) {
           throw new UnsupportedDatabaseException("session locks refused: two connections from the DataSource "
@@ -131,9 +136,10 @@ final class SessionSetup {
               + "sessions' DataSource at PostgreSQL directly (or at a session-mode pool), or use "
               + "transaction-scoped locks (PgLocks.inTransaction), which are safe through such a pooler.");
         }
+        return lockTable;
       }
     } catch (SQLException e) {
-      throw new LockSessionException("could not check the DataSource for a pooler: " + SqlErrors.describe(e), e);
+      throw new LockSessionException("could not probe the server: " + SqlErrors.describe(e), e);
     }
   }
 

@@ -53,10 +53,15 @@ final class Sessions {
     }
   }
 
-  /** Opens the first lock session and checks, once, that no transaction-mode pooler is in the way. */
-  void openFirst() {
+  /**
+   * Opens the first lock session and probes the server once: no transaction-mode pooler may be in
+   * the way.
+   *
+   * @return the size of the server's lock table
+   */
+  int openFirst() {
     LockSession first = lockSessionFor(new ServerKey(1, 0));
-    SessionSetup.checkNotPooled(config, first.pid());
+    return SessionSetup.probe(config, first.pid());
   }
 
   /** A wait session for one blocking wait, or null if the bound is reached. */

@@ -22,6 +22,17 @@ final class Sql {
   /** The server's version number, e.g. 150020: checked before anything version-specific is set. */
   static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
 
+  /**
+   * The probe of a second connection: its backend pid, and the size of the shared lock table,
+   * {@code max_locks_per_transaction} times the backends it is sized for.
+   */
+  static final String PROBE = """
+      SELECT pg_backend_pid(),
+             current_setting('max_locks_per_transaction')::int
+             * (current_setting('max_connections')::int + current_setting('max_prepared_transactions')::int
+                + current_setting('autovacuum_max_workers')::int + current_setting('max_worker_processes')::int
+                + current_setting('max_wal_senders')::int + 1)""";
+
   /** The backend pid: read at connect and on every heartbeat to catch a transaction-mode pooler. */
   static final String BACKEND_PID = "SELECT pg_backend_pid()";
 
