@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /**
  * On a server of its own with a tiny lock table (about 320 entries), pglock's automatic cap stops it
  * well before the table fills, and a cap set too high ends in a clear error, after which the server
- * serves everyone again.
+ * serves everyone again. Being its own, the server also lets a test revoke CONNECT.
  */
 class ServerLockTableTest {
   private static EmbeddedPostgres small;
@@ -76,6 +76,25 @@ class ServerLockTableTest {
       assertThat(serverAnswers()).isTrue();
       try (LockHandle again = locks.lock("after").tryAcquire().orElseThrow()) {
         assertThat(again.isHeld()).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void roleWithoutConnect_isMissingPrivilege_namingTheGrant() throws Exception {
+    try (Connection admin = dataSource().getConnection(); Statement st = admin.createStatement()) {
+      st.execute("CREATE ROLE no_connect LOGIN");
+      st.execute("REVOKE CONNECT ON DATABASE postgres FROM PUBLIC");
+    }
+    try {
+      org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+      ds.setURL(small.getJdbcUrl("no_connect", "postgres"));
+      assertThatThrownBy(() -> PgLocks.builder(ds).build()).isInstanceOf(MissingPrivilegeException.class)
+          .hasMessageContaining("GRANT CONNECT ON DATABASE");
+    } finally {
+      try (Connection admin = dataSource().getConnection(); Statement st = admin.createStatement()) {
+        st.execute("GRANT CONNECT ON DATABASE postgres TO PUBLIC");
+        st.execute("DROP ROLE no_connect");
       }
     }
   }

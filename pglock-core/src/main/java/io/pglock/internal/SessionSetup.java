@@ -29,6 +29,11 @@ final class SessionSetup {
     try {
       c = config.dataSource().getConnection();
     } catch (SQLException e) {
+      if (SqlErrors.state(e).equals(SqlErrors.INSUFFICIENT_PRIVILEGE)) {
+        throw new io.pglock.MissingPrivilegeException("the database role may not connect (" + SqlErrors.describe(e)
+            + "); pglock's locks need only CONNECT: as an administrator run GRANT CONNECT ON DATABASE <db> "
+            + "TO <role>", e);
+      }
       throw new LockSessionException("could not open a lock session (" + SqlErrors.describe(e)
           + "); check the DataSource's URL, credentials and that PostgreSQL is running", e);
     }
