@@ -3,7 +3,6 @@ package io.pglock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,22 +16,6 @@ import org.junit.jupiter.api.Test;
 
 /** Close with waits on the server, interrupts racing wait-session grants, transaction waits after close. */
 class CloseAndInterruptTest extends PgLocksTestSupport {
-
-  private int serverWaiters() throws Exception {
-    try (Connection c = db().connect(); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")) {
-      rs.next();
-      return rs.getInt(1);
-    }
-  }
-
-  private int waiters() {
-    try {
-      return serverWaiters();
-    } catch (Exception e) {
-      throw new RuntimeException(e);
-    }
-  }
 
   /**
    * close() is prompt with a waiter blocked on a wait session: the cancelled waiter may not queue
@@ -52,7 +35,7 @@ class CloseAndInterruptTest extends PgLocksTestSupport {
           return e;
         }
       });
-      await("b blocks on a wait session", Duration.ofSeconds(10), () -> waiters() == 1);
+      await("b blocks on a wait session", Duration.ofSeconds(10), () -> serverWaiters() == 1);
       long t0 = System.nanoTime();
       b.close();
       long closeMillis = (System.nanoTime() - t0) / 1_000_000;
@@ -94,7 +77,7 @@ class CloseAndInterruptTest extends PgLocksTestSupport {
             return "interrupted";
           }
         });
-        await("b waits on the server", Duration.ofSeconds(10), () -> waiters() == 1);
+        await("b waits on the server", Duration.ofSeconds(10), () -> serverWaiters() == 1);
         hs.execute("SELECT pg_advisory_unlock_all()");
         long spin = System.nanoTime() + (i % 40) * 5_000L; // 0..200 us after the release
         while (System.nanoTime() - spin < 0) {
@@ -109,7 +92,7 @@ class CloseAndInterruptTest extends PgLocksTestSupport {
         if (outcome.endsWith("LOST")) {
           lost.add("iteration " + i + ": " + outcome);
         }
-        await("nothing held", Duration.ofSeconds(10), () -> b.heldLocks() == 0 && waiters() == 0);
+        await("nothing held", Duration.ofSeconds(10), () -> b.heldLocks() == 0 && serverWaiters() == 0);
       }
     } finally {
       pool.shutdownNow();
@@ -142,7 +125,7 @@ class CloseAndInterruptTest extends PgLocksTestSupport {
           return e.toString();
         }
       });
-      await("waiting on the server", Duration.ofSeconds(10), () -> waiters() == 1);
+      await("waiting on the server", Duration.ofSeconds(10), () -> serverWaiters() == 1);
       locks.close();
       w.get().interrupt();
       String outcome;

@@ -54,11 +54,8 @@ abstract class PgLocksTestSupport {
       if (System.nanoTime() - deadline > 0) {
         throw new AssertionError("timed out after " + timeout + " waiting for " + what);
       }
-      Thread.onSpinWait();
-      try {
-        Thread.sleep(5);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+      java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // the poll interval of the condition
+      if (Thread.interrupted()) {
         throw new AssertionError("interrupted waiting for " + what);
       }
     }
@@ -84,6 +81,19 @@ abstract class PgLocksTestSupport {
   static int holders(Connection c, LockKey key) {
     try {
       return serverHolders(c, key);
+    } catch (SQLException e) {
+      throw new RuntimeException(e);
+    }
+  }
+
+  /** How many advisory lock requests wait on the server in the test database right now. */
+  static int serverWaiters() {
+    try (Connection c = db().connect(); PreparedStatement ps = c.prepareStatement("""
+            SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())""");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
     } catch (SQLException e) {
       throw new RuntimeException(e);
     }

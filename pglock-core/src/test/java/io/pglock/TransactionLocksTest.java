@@ -203,23 +203,13 @@ class TransactionLocksTest extends PgLocksTestSupport {
         }
       });
       waiting.await();
-      await("the waiter blocks on the server", Duration.ofSeconds(10), () -> waitingBackends() > 0);
+      await("the waiter blocks on the server", Duration.ofSeconds(10), () -> serverWaiters() > 0);
       pool.shutdownNow(); // interrupts the waiter
       assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
     } finally {
       pool.shutdownNow();
       c.rollback();
       holder.rollback();
-    }
-  }
-
-  private static int waitingBackends() {
-    try (Connection c = db().connect(); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")) {
-      rs.next();
-      return rs.getInt(1);
-    } catch (SQLException e) {
-      throw new RuntimeException(e);
     }
   }
 

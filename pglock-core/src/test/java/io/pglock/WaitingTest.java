@@ -3,9 +3,6 @@ package io.pglock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -231,14 +228,4 @@ class WaitingTest extends PgLocksTestSupport {
     assertThat(violations.get()).isZero();
   }
 
-  private static int serverWaiters() {
-    try (Connection c = db().connect(); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
-            + "WHERE l.locktype = 'advisory' AND NOT l.granted AND a.application_name LIKE 'pglock:%'")) {
-      rs.next();
-      return rs.getInt(1);
-    } catch (SQLException e) {
-      throw new RuntimeException(e);
-    }
-  }
 }
