@@ -35,6 +35,13 @@ abstract class PgLocksTestSupport {
     return closeable;
   }
 
+  /** Runs the task on a thread of its own; the thread is interrupted and stopped after the test. */
+  <T> java.util.concurrent.Future<T> inBackground(java.util.concurrent.Callable<T> task) {
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+    toClose.add(pool::shutdownNow);
+    return pool.submit(task);
+  }
+
   Connection connect() throws SQLException {
     return track(db().connect());
   }

@@ -61,21 +61,16 @@ class SessionLockTest extends PgLocksTestSupport {
     PgLocks a = newLocks();
     PgLocks b = newLocks();
     LockHandle h = a.lock("w").acquire(Duration.ofSeconds(5));
-    ExecutorService pool = Executors.newSingleThreadExecutor();
-    try {
-      CountDownLatch started = new CountDownLatch(1);
-      Future<LockHandle> waiting = pool.submit(() -> {
-        started.countDown();
-        return b.lock("w").acquire(Duration.ofSeconds(20));
-      });
-      started.await();
-      assertThat(waiting.isDone()).isFalse();
-      h.close();
-      try (LockHandle got = waiting.get(10, TimeUnit.SECONDS)) {
-        assertThat(got.isHeld()).isTrue();
-      }
-    } finally {
-      pool.shutdownNow();
+    CountDownLatch started = new CountDownLatch(1);
+    Future<LockHandle> waiting = inBackground(() -> {
+      started.countDown();
+      return b.lock("w").acquire(Duration.ofSeconds(20));
+    });
+    started.await();
+    assertThat(waiting.isDone()).isFalse();
+    h.close();
+    try (LockHandle got = waiting.get(10, TimeUnit.SECONDS)) {
+      assertThat(got.isHeld()).isTrue();
     }
   }
 

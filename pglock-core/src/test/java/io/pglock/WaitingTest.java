@@ -23,21 +23,16 @@ class WaitingTest extends PgLocksTestSupport {
     PgLocks a = newLocks();
     PgLocks b = newLocks();
     LockHandle h = a.lock("prompt").acquire(Duration.ofSeconds(5));
-    ExecutorService pool = Executors.newSingleThreadExecutor();
-    try {
-      Future<Long> grantedAt = pool.submit(() -> {
-        try (LockHandle got = b.lock("prompt").acquire(Duration.ofSeconds(30))) {
-          return System.nanoTime();
-        }
-      });
-      await("b blocks on a wait session", Duration.ofSeconds(10), () -> serverWaiters() == 1);
-      long released = System.nanoTime();
-      h.close();
-      long delayMillis = (grantedAt.get(30, TimeUnit.SECONDS) - released) / 1_000_000;
-      assertThat(delayMillis).isLessThan(1_000); // typically a millisecond: the server wakes the waiter
-    } finally {
-      pool.shutdownNow();
-    }
+    Future<Long> grantedAt = inBackground(() -> {
+      try (LockHandle got = b.lock("prompt").acquire(Duration.ofSeconds(30))) {
+        return System.nanoTime();
+      }
+    });
+    await("b blocks on a wait session", Duration.ofSeconds(10), () -> serverWaiters() == 1);
+    long released = System.nanoTime();
+    h.close();
+    long delayMillis = (grantedAt.get(30, TimeUnit.SECONDS) - released) / 1_000_000;
+    assertThat(delayMillis).isLessThan(1_000); // typically a millisecond: the server wakes the waiter
   }
 
   @Test
@@ -45,20 +40,15 @@ class WaitingTest extends PgLocksTestSupport {
     PgLocks a = newLocks();
     PgLocks b = track(builder().waitSessions(0).build());
     LockHandle h = a.lock("poll").acquire(Duration.ofSeconds(5));
-    ExecutorService pool = Executors.newSingleThreadExecutor();
-    try {
-      Future<Boolean> got = pool.submit(() -> {
-        try (LockHandle g = b.lock("poll").acquire(Duration.ofSeconds(30))) {
-          return g.isHeld();
-        }
-      });
-      assertThat(b.openSessions()).isEqualTo(1);
-      h.close();
-      assertThat(got.get(30, TimeUnit.SECONDS)).isTrue();
-      assertThat(b.openSessions()).isEqualTo(1); // never more than its lock session
-    } finally {
-      pool.shutdownNow();
-    }
+    Future<Boolean> got = inBackground(() -> {
+      try (LockHandle g = b.lock("poll").acquire(Duration.ofSeconds(30))) {
+        return g.isHeld();
+      }
+    });
+    assertThat(b.openSessions()).isEqualTo(1);
+    h.close();
+    assertThat(got.get(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(b.openSessions()).isEqualTo(1); // never more than its lock session
   }
 
   @Test
