@@ -12,8 +12,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * JUnit 5 extension: after each test, fails the test if any advisory lock is still held in the
- * test database by a session of this machine's tests (an {@code application_name} starting with
- * {@code pglock}: pglock's own lock sessions and the tests' raw connections).
+ * test database by a backend this JVM opened through {@link TestDatabase} (pglock's lock sessions
+ * built on its data sources, and the tests' own connections; see {@link OwnedBackends}). Locks of
+ * other clients of the shared server, and of child processes, are not this check's business: tests
+ * of child processes assert on the server's lock table themselves.
  *
  * <p>pglock may release asynchronously after a handle is closed, so the check waits for the locks
  * to go, up to {@link #GRACE}, before it fails. It never sleeps longer than needed: it polls.
@@ -28,7 +30,7 @@ public final class NoLeakedLocks implements AfterEachCallback {
         FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
        WHERE l.locktype = 'advisory' AND l.granted
          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-         AND a.application_name LIKE 'pglock%'
+         AND l.pid = ANY (?)
          AND l.pid <> pg_backend_pid()
        ORDER BY l.pid
       """;
@@ -65,13 +67,16 @@ public final class NoLeakedLocks implements AfterEachCallback {
     }
   }
 
-  /** The advisory locks test sessions hold right now, one description per lock. */
+  /** The advisory locks this JVM's backends hold right now, one description per lock. */
   public static List<String> heldLocks(Connection c) throws SQLException {
     List<String> held = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(HELD); ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        held.add(rs.getString(1) + "(pid " + rs.getInt(2) + ") " + rs.getString(3)
-            + " classid=" + rs.getLong(4) + " objid=" + rs.getLong(5) + " objsubid=" + rs.getInt(6));
+    try (PreparedStatement ps = c.prepareStatement(HELD)) {
+      ps.setArray(1, c.createArrayOf("int4", OwnedBackends.alive(c)));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          held.add(rs.getString(1) + "(pid " + rs.getInt(2) + ") " + rs.getString(3)
+              + " classid=" + rs.getLong(4) + " objid=" + rs.getLong(5) + " objsubid=" + rs.getInt(6));
+        }
       }
     }
     return held;

@@ -125,7 +125,10 @@ public final class TestDatabase {
     return dataSource(TEST_APPLICATION_NAME);
   }
 
-  /** A non-pooling data source whose connections carry the given {@code application_name}. */
+  /**
+   * A non-pooling data source whose connections carry the given {@code application_name}. Its
+   * backends are recorded in {@link OwnedBackends}, so the leak check looks at them.
+   */
   public DataSource dataSource(String applicationName) {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(url);
@@ -136,12 +139,12 @@ public final class TestDatabase {
       ds.setPassword(password);
     }
     ds.setApplicationName(applicationName);
-    return ds;
+    return new RecordingDataSource(ds);
   }
 
-  /** A new connection for the test itself (autocommit on); the caller closes it. */
+  /** A new connection for the test itself (autocommit on), recorded in {@link OwnedBackends}. */
   public Connection connect() throws SQLException {
-    return DriverManager.getConnection(url, properties(TEST_APPLICATION_NAME));
+    return OwnedBackends.record(DriverManager.getConnection(url, properties(TEST_APPLICATION_NAME)));
   }
 
   private Properties properties(String applicationName) {
