@@ -6,13 +6,13 @@ import java.util.Set;
 
 /** Command-line options of {@link BenchMain}. Immutable. */
 record BenchOptions(String url, String user, String password, Set<String> only, double seconds, int rounds,
-    int b4Locks) {
+    int b4Locks, int trials, double idleSeconds) {
 
   static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test";
 
   static final String USAGE = """
-      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,B3,B4]
-                    [--seconds N] [--rounds N] [--b4-locks N]
+      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,B3,B4,B5]
+                    [--seconds N] [--rounds N] [--b4-locks N] [--trials N] [--idle-seconds N]
         --url       database to run against (default %s); session-level advisory
                     locks are taken on keys drawn at random, so use a database nobody depends on
         --user      user, unless the URL names one (default postgres)
@@ -21,16 +21,21 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
         --seconds   length of one measured round, per side (default 1)
         --rounds    measured rounds per side, interleaved with the baseline's (default 10)
         --b4-locks  locks held at once in B4 (default 10000; the server's lock table must have room)
+        --trials    B5: backends terminated, one per trial (default 20; a trial waits up to the
+                    lease + 5 s for the loss to show)
+        --idle-seconds  B5: length of one idle window for the CPU figure, per side (default 10)
       """.formatted(DEFAULT_URL);
 
   static BenchOptions parse(String[] args) {
     String url = DEFAULT_URL;
     String user = "postgres";
     String password = null;
-    Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4"));
+    Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4", "B5"));
     double seconds = 1;
     int rounds = 10;
     int b4Locks = 10_000;
+    int trials = 20;
+    double idleSeconds = 10;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (a.equals("-h") || a.equals("--help")) {
@@ -55,8 +60,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
           only = new LinkedHashSet<>();
           for (String id : value.split(",")) {
             String b = id.trim().toUpperCase(Locale.ROOT);
-            if (!b.matches("B[1-4]")) {
-              throw new IllegalArgumentException("--only takes B1, B2, B3 or B4, comma-separated: " + value);
+            if (!b.matches("B[1-5]")) {
+              throw new IllegalArgumentException("--only takes B1, B2, B3, B4 or B5, comma-separated: " + value);
             }
             only.add(b);
           }
@@ -79,13 +84,26 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
             throw new IllegalArgumentException("--b4-locks must be between 1 and 100000: " + value);
           }
         }
+        case "--trials" -> {
+          trials = Integer.parseInt(value);
+          if (trials < 1 || trials > 1000) {
+            throw new IllegalArgumentException("--trials must be between 1 and 1000: " + value);
+          }
+        }
+        case "--idle-seconds" -> {
+          idleSeconds = Double.parseDouble(value);
+          if (idleSeconds < 1 || idleSeconds > 600) {
+            throw new IllegalArgumentException("--idle-seconds must be between 1 and 600: " + value);
+          }
+        }
         default -> throw new IllegalArgumentException("unknown option " + a);
       }
     }
     if (!url.startsWith("jdbc:postgresql:")) {
       throw new IllegalArgumentException("--url must be a jdbc:postgresql: URL: " + url);
     }
-    return new BenchOptions(url, user, password, Set.copyOf(only), seconds, rounds, b4Locks);
+    return new BenchOptions(url, user, password, Set.copyOf(only), seconds, rounds, b4Locks, trials,
+        idleSeconds);
   }
 
   long roundNanos() {

@@ -120,6 +120,35 @@ final class Db {
     }
   }
 
+  /**
+   * The pid of the one backend that holds the advisory lock on a bigint key and whose
+   * application_name matches the LIKE pattern; throws if there is not exactly one (so that a
+   * benchmark never acts on someone else's backend).
+   */
+  static int holderPid(Connection monitor, String pattern, long key) throws SQLException {
+    try (PreparedStatement ps = monitor.prepareStatement("""
+        SELECT a.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+           AND l.classid = (?::bigint)::oid AND l.objid = (?::bigint)::oid
+           AND a.application_name LIKE ?""")) {
+      ps.setLong(1, key >>> 32);
+      ps.setLong(2, key & 0xffff_ffffL);
+      ps.setString(3, pattern);
+      try (ResultSet rs = ps.executeQuery()) {
+        java.util.List<Integer> pids = new java.util.ArrayList<>();
+        while (rs.next()) {
+          pids.add(rs.getInt(1));
+        }
+        if (pids.size() != 1) {
+          throw new IllegalStateException("expected one backend named like " + pattern + " holding advisory key "
+              + key + ", found pids " + pids);
+        }
+        return pids.get(0);
+      }
+    }
+  }
+
   /** Every lock in the server's shared lock table now (all databases, all clients). */
   static long countAllLocks(Connection monitor) throws SQLException {
     try (PreparedStatement ps = monitor.prepareStatement("SELECT count(*) FROM pg_locks");
