@@ -27,7 +27,7 @@ import java.util.Objects;
  * own CPU cancels out of the difference.
  */
 final class IdleWindow {
-  static final long SAMPLE_NANOS = 500_000_000L;
+  static final long SAMPLE_NANOS = 1_000_000_000L;
 
   /** What one window measured. */
   record Result(double seconds, double processCpuMillis, double pglockThreadsCpuMillis, int statements) {
