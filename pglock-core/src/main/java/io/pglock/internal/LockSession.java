@@ -520,7 +520,7 @@ final class LockSession {
       return;
     }
     long leftMillis = (deadlineNanos - System.nanoTime()) / 1_000_000;
-    if (leftMillis <= 0 || !talk.tryLock()) {
+    if (leftMillis <= 0 || !tryTalkWithin(leftMillis)) {
       die(LossCause.CLOSED, "closed while a statement was still running");
       return;
     }
@@ -533,6 +533,16 @@ final class LockSession {
       die(LossCause.CLOSED, e.toString());
     } finally {
       talk.unlock();
+    }
+  }
+
+  /** Takes the connection from a caller that is still combining, waiting at most the given time. */
+  private boolean tryTalkWithin(long millis) {
+    try {
+      return talk.tryLock(millis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // close() stays bounded; the caller keeps its interrupt
+      return talk.tryLock();
     }
   }
 
