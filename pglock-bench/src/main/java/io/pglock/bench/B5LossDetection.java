@@ -1,15 +1,7 @@
 package io.pglock.bench;
 
-import io.pglock.LockHandle;
-import io.pglock.LockKey;
 import io.pglock.PgLocks;
-import io.pglock.PgLocksBuilder;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * B5: instant loss detection. Latency: an idle lock session (default lease, 30 s) whose backend an
@@ -19,17 +11,10 @@ import java.util.List;
  * connection notices nothing until its next statement); the baseline column gives what detection
  * at the heartbeat alone gives (within a third of the lease).
  *
- * <p>Cost: the same JVM idle for {@code --idle-seconds}, once with a plain idle JDBC connection
- * (baseline) and once with a {@code PgLocks} holding {@link #IDLE_LOCKS} locks, in the order B P P B
- * after an unmeasured 2 s baseline window.
- * Goals: process CPU per second at most {@link #MAX_EXTRA_CPU_MS_PER_S} ms above the baseline, and
- * no statement on the lock session beyond its heartbeats.
+ * <p>Cost: see {@link IdleCost}.
  */
 final class B5LossDetection implements Benchmark {
   static final double GOAL_P50_MS = 50;
-  static final int IDLE_LOCKS = 4;
-  /** "No extra CPU worth measuring": 1 ms of CPU per second is 0.1% of one core. */
-  static final double MAX_EXTRA_CPU_MS_PER_S = 1.0;
   /** How long a lock session stays idle after its acquire before its backend is terminated. */
   static final Duration IDLE_BEFORE_TERMINATE = Duration.ofMillis(200);
   static final String NAMESPACE = "pglock-bench-b5";
@@ -48,7 +33,7 @@ final class B5LossDetection implements Benchmark {
   public Report run(Db db, BenchOptions o) throws Exception {
     Report r = new Report(id(), title());
     latency(db, o, r);
-    idleCost(db, o, r);
+    new IdleCost(db, o, NAMESPACE).run(r);
     return r;
   }
 
@@ -83,98 +68,16 @@ final class B5LossDetection implements Benchmark {
         res.terminateCallMillis());
   }
 
-  private void idleCost(Db db, BenchOptions o, Report r) throws Exception {
-    long window = (long) (o.idleSeconds() * 1e9);
-    List<IdleWindow.Result> base = new ArrayList<>();
-    List<IdleWindow.Result> pg = new ArrayList<>();
-    long keyBase = Benchmark.keyBase();
-    try (Connection monitor = db.connect(db.runPrefix + "-b5-monitor")) {
-      baselineWindow(db, monitor, 2_000_000_000L); // unmeasured: compiles the sampling code
-      for (int round = 0; round < 2; round++) {
-        if (round % 2 == 0) {
-          base.add(baselineWindow(db, monitor, window));
-          pg.add(pglockWindow(db, monitor, window, keyBase + round * IDLE_LOCKS));
-        } else {
-          pg.add(pglockWindow(db, monitor, window, keyBase + round * IDLE_LOCKS));
-          base.add(baselineWindow(db, monitor, window));
-        }
-      }
-    }
-    double b = mean(base.stream().mapToDouble(IdleWindow.Result::processCpuPerSecond).toArray());
-    double p = mean(pg.stream().mapToDouble(IdleWindow.Result::processCpuPerSecond).toArray());
-    double threads = mean(pg.stream().mapToDouble(IdleWindow.Result::pglockThreadsCpuPerSecond).toArray());
-    r.limit(Report.fmt("JVM CPU idle, %d locks held", IDLE_LOCKS), Report.fmt("%.2f ms/s (idle JDBC conn)", b),
-        Report.fmt("%.2f ms/s (pglock threads %.2f)", p, threads), Report.fmt("<= +%.1f ms/s", MAX_EXTRA_CPU_MS_PER_S),
-        p - b <= MAX_EXTRA_CPU_MS_PER_S);
-    Duration lease = PgLocksBuilder.DEFAULT_LEASE;
-    int heartbeats = (int) (o.idleSeconds() / (lease.toMillis() / 3000.0)) + 1;
-    int maxStatements = pg.stream().mapToInt(IdleWindow.Result::statements).max().orElse(0);
-    int baseStatements = base.stream().mapToInt(IdleWindow.Result::statements).max().orElse(0);
-    r.limit(Report.fmt("statements in %.0f s idle", o.idleSeconds()), Integer.toString(baseStatements),
-        Integer.toString(maxStatements), Report.fmt("<= %d (heartbeats)", heartbeats), maxStatements <= heartbeats);
-    r.note("idle windows of %.1f s, B P P B after a 2 s warm-up; CPU ms/s by window, baseline: %s; pglock: %s (pglock threads: %s)",
-        o.idleSeconds(), list(base.stream().mapToDouble(IdleWindow.Result::processCpuPerSecond).toArray()),
-        list(pg.stream().mapToDouble(IdleWindow.Result::processCpuPerSecond).toArray()),
-        list(pg.stream().mapToDouble(IdleWindow.Result::pglockThreadsCpuPerSecond).toArray()));
-    r.note("difference pglock - baseline: %+.2f ms of CPU per second (%.3f%% of one core); statements are "
-        + "query_start changes sampled every %d ms", p - b, (p - b) / 10, IdleWindow.SAMPLE_NANOS / 1_000_000);
-  }
-
-  private static IdleWindow.Result baselineWindow(Db db, Connection monitor, long window) throws Exception {
-    try (Connection idle = db.connect(db.runPrefix + "-b5-idle"); Statement s = idle.createStatement();
-        ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
-      rs.next();
-      int pid = rs.getInt(1);
-      settle();
-      return IdleWindow.measure(monitor, pid, window);
-    }
-  }
-
-  private static IdleWindow.Result pglockWindow(Db db, Connection monitor, long window, long keyBase)
-      throws Exception {
-    try (PgLocks locks = db.pgLocks("b5", b -> b.namespace(NAMESPACE))) {
-      List<LockHandle> held = new ArrayList<>();
-      for (int i = 0; i < IDLE_LOCKS; i++) {
-        held.add(locks.lock(LockKey.of(keyBase + i)).tryAcquire().orElseThrow(
-            () -> new IllegalStateException("pglock try-acquire of a free key failed")));
-      }
-      int pid = Db.holderPid(monitor, "pglock:%" + db.nodeName("b5") + "%", keyBase);
-      settle();
-      IdleWindow.Result result = IdleWindow.measure(monitor, pid, window);
-      for (LockHandle h : held) {
-        if (!h.isHeld()) {
-          throw new IllegalStateException("a lock was lost during the idle window: " + h.state());
-        }
-        h.close();
-      }
-      return result;
-    }
-  }
-
-  /** Lets the setup's work (JIT, a collection) finish before a window starts. */
-  private static void settle() {
-    System.gc();
-    LossLatency.parkFor(1_000_000_000L);
-  }
-
-  private static String ms(double millis) {
+  static String ms(double millis) {
     return Double.isInfinite(millis) ? "timeout" : millis >= 1000 ? Report.fmt("%.0f ms", millis)
         : Report.fmt("%.1f ms", millis);
   }
 
-  private static String list(double[] values) {
+  static String list(double[] values) {
     StringBuilder b = new StringBuilder();
     for (double v : values) {
       b.append(b.length() == 0 ? "" : " ").append(Double.isInfinite(v) ? "timeout" : Report.fmt("%.1f", v));
     }
     return b.toString();
-  }
-
-  private static double mean(double[] values) {
-    double s = 0;
-    for (double v : values) {
-      s += v;
-    }
-    return s / values.length;
   }
 }
