@@ -15,8 +15,12 @@ import java.time.Duration;
  */
 final class B5LossDetection implements Benchmark {
   static final double GOAL_P50_MS = 50;
-  /** How long a lock session stays idle after its acquire before its backend is terminated. */
+  /**
+   * How long a lock session stays idle after its acquire before its backend is terminated: this,
+   * plus a random time up to {@link #IDLE_JITTER}.
+   */
   static final Duration IDLE_BEFORE_TERMINATE = Duration.ofMillis(200);
+  static final Duration IDLE_JITTER = Duration.ofMillis(100);
   static final String NAMESPACE = "pglock-bench-b5";
 
   @Override
@@ -46,8 +50,8 @@ final class B5LossDetection implements Benchmark {
     try (PgLocks locks = db.pgLocks("b5", b -> b.namespace(NAMESPACE))) {
       lease = locks.config().lease();
       Duration timeout = lease.plusSeconds(5);
-      res = new LossLatency(db, locks, appPattern, IDLE_BEFORE_TERMINATE, timeout).run(o.trials(),
-          Benchmark.keyBase());
+      res = new LossLatency(db, locks, appPattern, IDLE_BEFORE_TERMINATE, IDLE_JITTER, timeout)
+          .run(o.trials(), Benchmark.keyBase());
     }
     double heartbeatMs = lease.toMillis() / 3.0;
     String heartbeat = Report.fmt("<= %.0f ms (heartbeat, lease/3)", heartbeatMs);
@@ -58,8 +62,9 @@ final class B5LossDetection implements Benchmark {
     r.limit(Report.fmt("terminate to LOST, p50 of %d", n), heartbeat, ms(p50), Report.fmt("<= %.0f ms", GOAL_P50_MS),
         p50 <= GOAL_P50_MS);
     r.info(Report.fmt("terminate to LOST, p99 / max of %d", n), heartbeat, ms(p99) + " / " + ms(max), "-");
-    r.note("lease %s (default), session idle %d ms before each terminate; trial timeout %s; timed out: %d of %d",
-        lease, IDLE_BEFORE_TERMINATE.toMillis(), lease.plusSeconds(5), res.timedOut(), n);
+    r.note("lease %s (default), session idle %d to %d ms (random) before each terminate; trial timeout %s; "
+        + "timed out: %d of %d", lease, IDLE_BEFORE_TERMINATE.toMillis(), IDLE_BEFORE_TERMINATE.plus(IDLE_JITTER)
+        .toMillis(), lease.plusSeconds(5), res.timedOut(), n);
     r.note("ms to state() LOST by trial: %s", list(res.stateLost()));
     r.note("ms to lost() completing (on the callback executor): p50 %s, max %s; causes %s",
         ms(LossLatency.percentile(res.lostCompleted(), 0.5)), ms(LossLatency.percentile(res.lostCompleted(), 1.0)),

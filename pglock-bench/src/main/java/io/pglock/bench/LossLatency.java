@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -42,18 +43,22 @@ final class LossLatency {
   private final PgLocks locks;
   private final String appPattern;
   private final long idleNanos;
+  private final long jitterNanos;
   private final long timeoutNanos;
 
   /**
    * @param appPattern LIKE pattern the lock session's application_name must match
-   * @param idle how long the session stays idle after the acquire before its backend is terminated
+   * @param idle how long the session stays idle at least after the acquire before its backend is
+   *     terminated
+   * @param jitter a random extra idle time, uniform from 0 to this, drawn per trial
    * @param timeout how long a trial waits for {@code LOST} before it counts as timed out
    */
-  LossLatency(Db db, PgLocks locks, String appPattern, Duration idle, Duration timeout) {
+  LossLatency(Db db, PgLocks locks, String appPattern, Duration idle, Duration jitter, Duration timeout) {
     this.db = db;
     this.locks = locks;
     this.appPattern = appPattern;
     this.idleNanos = idle.toNanos();
+    this.jitterNanos = jitter.toNanos();
     this.timeoutNanos = timeout.toNanos();
   }
 
@@ -75,7 +80,9 @@ final class LossLatency {
           completedAt.set(System.nanoTime());
           cause.set(c);
         });
-        parkFor(idleNanos);
+        // a random phase against any periodic check in the session loop: a fixed idle time would
+        // always hit the same point of its period and measure that point, not the distribution
+        parkFor(idleNanos + ThreadLocalRandom.current().nextLong(jitterNanos));
         if (h.state() != HandleState.HELD) {
           throw new IllegalStateException("trial " + i + ": the handle is " + h.state() + " before the terminate");
         }
