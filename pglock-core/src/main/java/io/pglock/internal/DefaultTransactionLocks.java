@@ -85,7 +85,7 @@ final class DefaultTransactionLocks implements TransactionLocks {
 
   @Override
   public boolean tryLock(LockKey key, LockMode mode, Duration timeout) throws InterruptedException {
-    long nanos = DefaultSessionLock.checkTimeout(timeout);
+    long nanos = checkTimeout(timeout);
     return waitFor(key, mode, System.nanoTime() + nanos, false);
   }
 
@@ -112,7 +112,7 @@ final class DefaultTransactionLocks implements TransactionLocks {
   @Override
   public void lock(LockKey key, LockMode mode, Duration timeout) throws InterruptedException {
     long start = System.nanoTime();
-    long nanos = DefaultSessionLock.checkTimeout(timeout);
+    long nanos = checkTimeout(timeout);
     if (!waitFor(key, mode, start + nanos, false)) {
       throw new LockTimeoutException("timed out after " + Duration.ofNanos(System.nanoTime() - start).toMillis()
           + " ms waiting for transaction lock " + key + " (" + mode.name().toLowerCase(java.util.Locale.ROOT)
@@ -177,6 +177,14 @@ final class DefaultTransactionLocks implements TransactionLocks {
           + "; the transaction is still usable and holds what it held before");
     }
     return false;
+  }
+
+  private static long checkTimeout(Duration timeout) {
+    if (timeout == null) {
+      throw new IllegalArgumentException("timeout must not be null; use lock(name) or lock(key, mode) to wait "
+          + "without limit");
+    }
+    return DefaultSessionLock.checkTimeout(timeout);
   }
 
   /** How a wait ended. */
