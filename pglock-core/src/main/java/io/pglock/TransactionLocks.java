@@ -44,6 +44,7 @@ public interface TransactionLocks {
   /**
    * Takes an exclusive lock on the name if it is free now; never waits.
    *
+   * @param name the lock name, in the {@link PgLocks} namespace
    * @return true if the transaction now holds the lock
    */
   boolean tryLock(String name);
@@ -52,6 +53,8 @@ public interface TransactionLocks {
    * Takes the lock on the name in the given mode (for example {@link LockMode#SHARED}) if it is
    * free now; never waits.
    *
+   * @param name the lock name, in the {@link PgLocks} namespace
+   * @param mode {@link LockMode#SHARED} or {@link LockMode#EXCLUSIVE}
    * @return true if the transaction now holds the lock
    */
   boolean tryLock(String name, LockMode mode);
@@ -59,6 +62,8 @@ public interface TransactionLocks {
   /**
    * Takes the lock on the key in the given mode if it is free now; never waits.
    *
+   * @param key the key
+   * @param mode {@link LockMode#SHARED} or {@link LockMode#EXCLUSIVE}
    * @return true if the transaction now holds the lock
    */
   boolean tryLock(LockKey key, LockMode mode);
@@ -66,6 +71,8 @@ public interface TransactionLocks {
   /**
    * Waits up to the timeout for an exclusive lock on the name.
    *
+   * @param name the lock name, in the {@link PgLocks} namespace
+   * @param timeout how long to wait at most; zero means one try
    * @return true if granted; false if the timeout passed first (the transaction is still usable and
    *     holds what it held before)
    * @throws InterruptedException if interrupted before or while waiting (nothing new is held)
@@ -76,6 +83,9 @@ public interface TransactionLocks {
   /**
    * As {@link #tryLock(String, Duration)}, in the given mode.
    *
+   * @param name the lock name, in the {@link PgLocks} namespace
+   * @param mode {@link LockMode#SHARED} or {@link LockMode#EXCLUSIVE}
+   * @param timeout how long to wait at most; zero means one try
    * @return true if granted; false if the timeout passed first
    * @throws InterruptedException if interrupted before or while waiting (nothing new is held)
    * @throws LockDeadlockException if PostgreSQL chose this wait to break a deadlock
@@ -85,6 +95,9 @@ public interface TransactionLocks {
   /**
    * As {@link #tryLock(String, Duration)}, for any key and mode.
    *
+   * @param key the key
+   * @param mode {@link LockMode#SHARED} or {@link LockMode#EXCLUSIVE}
+   * @param timeout how long to wait at most; zero means one try
    * @return true if granted; false if the timeout passed first
    * @throws InterruptedException if interrupted before or while waiting (nothing new is held)
    * @throws LockDeadlockException if PostgreSQL chose this wait to break a deadlock
@@ -94,6 +107,7 @@ public interface TransactionLocks {
   /**
    * Waits as long as it takes, unless interrupted, for an exclusive lock on the name.
    *
+   * @param name the lock name, in the {@link PgLocks} namespace
    * @throws InterruptedException if interrupted before or while waiting (nothing new is held)
    * @throws LockDeadlockException if PostgreSQL chose this wait to break a deadlock
    */
@@ -102,6 +116,8 @@ public interface TransactionLocks {
   /**
    * As {@link #lock(String)}, in the given mode.
    *
+   * @param name the lock name, in the {@link PgLocks} namespace
+   * @param mode {@link LockMode#SHARED} or {@link LockMode#EXCLUSIVE}
    * @throws InterruptedException if interrupted before or while waiting (nothing new is held)
    * @throws LockDeadlockException if PostgreSQL chose this wait to break a deadlock
    */
@@ -110,6 +126,8 @@ public interface TransactionLocks {
   /**
    * As {@link #lock(String)}, for any key and mode.
    *
+   * @param key the key
+   * @param mode {@link LockMode#SHARED} or {@link LockMode#EXCLUSIVE}
    * @throws InterruptedException if interrupted before or while waiting (nothing new is held)
    * @throws LockDeadlockException if PostgreSQL chose this wait to break a deadlock
    */
@@ -118,6 +136,8 @@ public interface TransactionLocks {
   /**
    * Waits up to the timeout for an exclusive lock on the name.
    *
+   * @param name the lock name, in the {@link PgLocks} namespace
+   * @param timeout how long to wait at most; zero means one try
    * @throws LockTimeoutException if the timeout passed first (the transaction is still usable and
    *     holds what it held before)
    * @throws InterruptedException if interrupted before or while waiting (nothing new is held)
@@ -128,6 +148,9 @@ public interface TransactionLocks {
   /**
    * As {@link #lock(String, Duration)}, in the given mode.
    *
+   * @param name the lock name, in the {@link PgLocks} namespace
+   * @param mode {@link LockMode#SHARED} or {@link LockMode#EXCLUSIVE}
+   * @param timeout how long to wait at most; zero means one try
    * @throws LockTimeoutException if the timeout passed first
    * @throws InterruptedException if interrupted before or while waiting (nothing new is held)
    * @throws LockDeadlockException if PostgreSQL chose this wait to break a deadlock
@@ -137,6 +160,9 @@ public interface TransactionLocks {
   /**
    * As {@link #lock(String, Duration)}, for any key and mode.
    *
+   * @param key the key
+   * @param mode {@link LockMode#SHARED} or {@link LockMode#EXCLUSIVE}
+   * @param timeout how long to wait at most; zero means one try
    * @throws LockTimeoutException if the timeout passed first
    * @throws InterruptedException if interrupted before or while waiting (nothing new is held)
    * @throws LockDeadlockException if PostgreSQL chose this wait to break a deadlock

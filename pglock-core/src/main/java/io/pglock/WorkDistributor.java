@@ -65,7 +65,12 @@ public final class WorkDistributor {
     this.locks = Objects.requireNonNull(locks, "locks");
   }
 
-  /** A distributor over the locks' namespace. */
+  /**
+   * A distributor over the locks' namespace.
+   *
+   * @param locks the locks whose namespace the lock names are in
+   * @return a distributor; it keeps no state of its own but the locks
+   */
   public static WorkDistributor of(PgLocks locks) {
     return new WorkDistributor(locks);
   }
@@ -77,7 +82,10 @@ public final class WorkDistributor {
    * resource may be processed again by another worker right after this one releases it: see
    * {@link #runOnce(Collection, Function, Predicate, Consumer)} for work that must be done once.
    *
+   * @param <T> the type of the resources
+   * @param resources the resources, walked in this order from the walk's start point
    * @param lockName the lock name of a resource, in the {@link PgLocks} namespace
+   * @param work the work for one resource, run under its lock
    * @return what was processed, skipped (locked by another worker) and failed
    * @throws LockSessionException if the database cannot be reached (the walk stops; no lock is held)
    */
@@ -91,6 +99,12 @@ public final class WorkDistributor {
    * As {@link #run(Collection, Function, Consumer)}, giving the work the handle too, so that long
    * work can check {@link LockHandle#isHeld()} before it commits, or register
    * {@link LockHandle#onLoss} to stop early.
+   *
+   * @param <T> the type of the resources
+   * @param resources the resources, walked in this order from the walk's start point
+   * @param lockName the lock name of a resource, in the {@link PgLocks} namespace
+   * @param work the work for one resource and its handle, run under its lock
+   * @return what was processed, skipped (locked by another worker) and failed
    */
   public <T> WorkReport<T> run(Collection<? extends T> resources, Function<? super T, String> lockName,
       BiConsumer<? super T, ? super LockHandle> work) {
@@ -111,7 +125,11 @@ public final class WorkDistributor {
    * primary key: a paused worker that lost its lock then fails to complete a second time instead of
    * duplicating the effect. If {@code isDone} throws, the resource is reported as failed.
    *
+   * @param <T> the type of the resources
+   * @param resources the resources, walked in this order from the walk's start point
+   * @param lockName the lock name of a resource, in the {@link PgLocks} namespace
    * @param isDone whether the resource's completion record exists; called under its lock
+   * @param work the work for one resource, which records its completion before it returns
    * @return what was processed, already done, skipped (locked by another worker) and failed
    */
   public <T> WorkReport<T> runOnce(Collection<? extends T> resources, Function<? super T, String> lockName,
@@ -123,6 +141,14 @@ public final class WorkDistributor {
 
   /**
    * As {@link #runOnce(Collection, Function, Predicate, Consumer)}, giving the work the handle too.
+   *
+   * @param <T> the type of the resources
+   * @param resources the resources, walked in this order from the walk's start point
+   * @param lockName the lock name of a resource, in the {@link PgLocks} namespace
+   * @param isDone whether the resource's completion record exists; called under its lock
+   * @param work the work for one resource and its handle, which records its completion before it
+   *     returns
+   * @return what was processed, already done, skipped (locked by another worker) and failed
    */
   public <T> WorkReport<T> runOnce(Collection<? extends T> resources, Function<? super T, String> lockName,
       Predicate<? super T> isDone, BiConsumer<? super T, ? super LockHandle> work) {
@@ -170,7 +196,11 @@ public final class WorkDistributor {
     return Math.min(n - 1, (int) (x * n));
   }
 
-  /** What one walk did. Immutable. */
+  /**
+   * What one walk did. Immutable.
+   *
+   * @param <T> the type of the resources
+   */
   public static final class WorkReport<T> {
     private final List<T> processed;
     private final List<T> alreadyDone;
@@ -184,7 +214,11 @@ public final class WorkDistributor {
       this.failed = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(b.failed));
     }
 
-    /** Resources whose work ran to completion, in walk order. */
+    /**
+     * Resources whose work ran to completion, in walk order.
+     *
+     * @return an immutable list
+     */
     public List<T> processed() {
       return processed;
     }
@@ -192,17 +226,27 @@ public final class WorkDistributor {
     /**
      * Resources this walk locked but found done already (only from {@code runOnce}; empty from
      * {@code run}), in walk order.
+     *
+     * @return an immutable list
      */
     public List<T> alreadyDone() {
       return alreadyDone;
     }
 
-    /** Resources another worker held, in walk order. */
+    /**
+     * Resources another worker held, in walk order.
+     *
+     * @return an immutable list
+     */
     public List<T> skipped() {
       return skipped;
     }
 
-    /** Resources whose work (or done check) threw, with the exception, in walk order. */
+    /**
+     * Resources whose work (or done check) threw, with the exception, in walk order.
+     *
+     * @return an immutable map
+     */
     public Map<T, RuntimeException> failed() {
       return failed;
     }
