@@ -51,9 +51,13 @@ class TransactionLockInterruptTest extends PgLocksTestSupport {
     thread.get().interrupt();
     await("a cancel reached the idle backend (and was dropped)", Duration.ofSeconds(10),
         () -> proxy.cancelsDone() >= 1);
+    long released = System.nanoTime();
     proxy.release();
 
     WaitResult r = waiter.get(30, TimeUnit.SECONDS);
+    System.out.println(String.format("transaction lock: wait statement reached the server after the dropped cancel; "
+        + "InterruptedException %.1f ms later, after %d cancels in all (information)",
+        (System.nanoTime() - released) / 1e6, proxy.cancelsDone()));
     assertThat(r.thrown()).as("old code: LockTimeoutException after 10 s").isInstanceOf(InterruptedException.class);
     assertThat(r.interruptedAfter()).as("flag cleared with the InterruptedException").isFalse();
     assertThat(r.lockTimeoutAfter()).as("transaction usable, lock_timeout restored").isEqualTo(lockTimeout(holder));
