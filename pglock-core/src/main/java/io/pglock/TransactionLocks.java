@@ -29,7 +29,10 @@ import java.time.Duration;
  * with the flag still set. The wait statement is cancelled (a PostgreSQL cancel request, sent from
  * a thread of its own and repeated while the thread stays interrupted and blocked); no cancel
  * reaches a statement the caller runs after the call returns. The immediate {@code tryLock}s run
- * one short statement and do not look at the flag.
+ * one short statement and do not look at the flag. On a virtual thread (Java 21+), where an
+ * interrupt closes a socket the thread is blocked on, the statements of a wait run on a platform
+ * thread while the caller waits, so the connection survives the interrupt; a statement the caller
+ * itself runs with its interrupt flag set would still close it (JDK behaviour).
  *
  * <p>Not thread-safe, like the connection it wraps; use it from the thread that runs the
  * transaction. Every method throws {@link IllegalStateException} if autocommit is on or the

@@ -1,6 +1,7 @@
 package io.pglock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.sql.Connection;
@@ -11,6 +12,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -128,6 +131,38 @@ class TransactionLockInterruptTest extends PgLocksTestSupport {
     assertThat(r.lockTimeoutAfter()).isEqualTo(lockTimeout(holder));
     assertThat(serverHolders(holder, locks.key("granted"))).isEqualTo(1);
     assertThat(locks.inTransaction(holder).tryLock("granted")).isFalse();
+    c.rollback();
+    holder.rollback();
+  }
+
+  /**
+   * On Java 21+, an interrupt of a virtual thread blocked in socket I/O closes the socket: the wait
+   * runs on a platform thread, so the interrupt still ends it with InterruptedException and the
+   * caller's connection and transaction survive.
+   */
+  @Test
+  void lock_onAVirtualThread_interrupted_throwsInterrupted_andTheConnectionSurvives() throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "virtual threads need Java 21+");
+    PgLocks locks = newLocks();
+    Connection holder = transaction(connect());
+    assertThat(locks.inTransaction(holder).tryLock("virtual")).isTrue();
+    Connection c = transaction(connect());
+    ExecutorService virtual = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor")
+        .invoke(null);
+    track(virtual::shutdownNow);
+    AtomicReference<Thread> thread = new AtomicReference<>();
+    Future<WaitResult> waiter = virtual.submit(() -> {
+      thread.set(Thread.currentThread());
+      return waitAndProbe(c, () -> locks.inTransaction(c).lock("virtual", Duration.ofSeconds(30)));
+    });
+    await("the waiter blocks on the server", Duration.ofSeconds(10),
+        () -> TransactionLocksTest.waitersFor(locks.key("virtual")) == 1);
+    thread.get().interrupt();
+    WaitResult r = waiter.get(30, TimeUnit.SECONDS);
+    assertThat(r.thrown()).as("old code: LockSessionException, connection closed").isInstanceOf(InterruptedException.class);
+    assertThat(r.interruptedAfter()).isFalse();
+    assertThat(r.lockTimeoutAfter()).isEqualTo(lockTimeout(holder));
+    assertThat(c.isClosed()).isFalse();
     c.rollback();
     holder.rollback();
   }

@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.BooleanSupplier;
 
 /**
  * Transaction-scoped locks on the caller's connection. A wait is one blocking statement under a
@@ -141,25 +142,35 @@ final class DefaultTransactionLocks implements TransactionLocks {
       if (Thread.currentThread().isInterrupted()) {
         return report(key, Outcome.CANCELLED);
       }
-      if (tryNow(k, mode)) {
-        return report(key, Outcome.GRANTED);
-      }
-      String previous;
-      try (PreparedStatement ps = connection.prepareStatement(Sql.XACT_GET_LOCK_TIMEOUT);
-          ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        previous = rs.getString(1);
-      }
-      try {
-        long left = forever ? 0 : (deadline - System.nanoTime() + 999_999) / 1_000_000;
-        outcome = !forever && left <= 0 ? Outcome.TIMED_OUT : waitUnderSavepoint(key, k, mode, left);
-      } finally {
-        setLockTimeout(previous);
-      }
+      outcome = PlatformThreadCall.run("pglock-" + locks.config().nodeName() + "-xact-wait",
+          interrupted -> serverWait(key, k, mode, deadline, forever, interrupted));
     } catch (SQLException e) {
       throw failure(key, e); // the interrupt, if any, stays set
     }
     return report(key, outcome);
+  }
+
+  /**
+   * The statements of a wait, on the caller's thread or (for a virtual caller) a platform thread;
+   * {@code interrupted} tells whether the caller is interrupted.
+   */
+  private Outcome serverWait(LockKey key, ServerKey k, LockMode mode, long deadline, boolean forever,
+      BooleanSupplier interrupted) throws SQLException {
+    if (tryNow(k, mode)) {
+      return Outcome.GRANTED;
+    }
+    String previous;
+    try (PreparedStatement ps = connection.prepareStatement(Sql.XACT_GET_LOCK_TIMEOUT);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      previous = rs.getString(1);
+    }
+    try {
+      long left = forever ? 0 : (deadline - System.nanoTime() + 999_999) / 1_000_000;
+      return !forever && left <= 0 ? Outcome.TIMED_OUT : waitUnderSavepoint(key, k, mode, left, interrupted);
+    } finally {
+      setLockTimeout(previous);
+    }
   }
 
   /**
@@ -204,7 +215,8 @@ final class DefaultTransactionLocks implements TransactionLocks {
    * One wait under a savepoint; {@code millis} 0 means no limit. The canceller is armed only while
    * the wait statement runs, so a cancel can never fail the savepoint or the settings around it.
    */
-  private Outcome waitUnderSavepoint(LockKey key, ServerKey k, LockMode mode, long millis) throws SQLException {
+  private Outcome waitUnderSavepoint(LockKey key, ServerKey k, LockMode mode, long millis,
+      BooleanSupplier interrupted) throws SQLException {
     try (Statement st = connection.createStatement()) {
       st.execute(Sql.SAVEPOINT);
     }
@@ -220,11 +232,11 @@ final class DefaultTransactionLocks implements TransactionLocks {
     try (PreparedStatement ps = connection.prepareStatement(Sql.xactLock(k, mode == LockMode.SHARED))) {
       bind(ps, k);
       // Interrupted since the first check: do not start a wait only to cancel it.
-      if (!Thread.currentThread().isInterrupted()) {
+      if (!interrupted.getAsBoolean()) {
         started = true;
         StatementCanceller canceller;
         try {
-          canceller = newCanceller();
+          canceller = newCanceller(interrupted);
         } catch (RuntimeException e) {
           rollbackToSavepointQuietly(e);
           throw e;
@@ -268,9 +280,9 @@ final class DefaultTransactionLocks implements TransactionLocks {
     throw failure;
   }
 
-  private StatementCanceller newCanceller() {
+  private StatementCanceller newCanceller(BooleanSupplier interrupted) {
     try {
-      return new StatementCanceller(connection, Thread.currentThread(), locks.watchdog(),
+      return new StatementCanceller(connection, interrupted, locks.watchdog(),
           "pglock-" + locks.config().nodeName() + "-cancel");
     } catch (java.util.concurrent.RejectedExecutionException e) {
       throw new io.pglock.PgLocksClosedException("the PgLocks was closed; build a new one");

@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.postgresql.PGConnection;
 
 /**
@@ -37,22 +38,23 @@ final class StatementCanceller implements AutoCloseable {
 
   private final Object monitor = new Object();
   private final Connection connection;
-  private final Thread waiter;
+  private final BooleanSupplier waiterInterrupted;
   private final String threadName;
   private final ScheduledFuture<?> watch;
   private State state = State.WATCHING; // guarded by monitor
   private int attempts; // guarded by monitor
 
-  StatementCanceller(Connection connection, Thread waiter, ScheduledExecutorService watchdog, String threadName) {
+  StatementCanceller(Connection connection, BooleanSupplier waiterInterrupted, ScheduledExecutorService watchdog,
+      String threadName) {
     this.connection = connection;
-    this.waiter = waiter;
+    this.waiterInterrupted = waiterInterrupted;
     this.threadName = threadName;
     this.watch = watchdog.scheduleWithFixedDelay(this::check, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
   }
 
   /** On the watchdog: starts one cancel if the waiter is interrupted and none is in flight. */
   private void check() {
-    if (!waiter.isInterrupted()) {
+    if (!waiterInterrupted.getAsBoolean()) {
       return;
     }
     synchronized (monitor) {
