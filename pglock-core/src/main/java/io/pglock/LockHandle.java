@@ -18,10 +18,12 @@ import java.util.function.Consumer;
  * within the lease (see {@link PgLocksBuilder#lease(java.time.Duration)}), the handle moves to
  * {@link HandleState#LOST} no later than the moment the server could give the lock to someone
  * else; {@link #lost()} completes with the cause and {@link #onLoss} callbacks run on the
- * configured executor. A lock can be lost without pglock knowing at once only in one case: an
- * administrator's {@code pg_terminate_backend} or a server crash frees it immediately, and the
- * holder learns at the next round trip (within one heartbeat, a third of the lease). Protect the
- * resource with a fencing check where that window matters.
+ * configured executor. The lease is read on the monotonic and the wall clock, so a suspended VM
+ * does not make an expired lock look held. A lock can be lost before pglock knows only in one case:
+ * an administrator's {@code pg_terminate_backend}, a shutdown or a crash frees it immediately; an
+ * idle session reads the server's FATAL message within about 20 ms, and where no message comes (a
+ * vanished host), the holder learns at its next round trip, at the latest at the lease deadline.
+ * Protect the resource with a fencing check where that window matters.
  */
 public interface LockHandle extends AutoCloseable {
 

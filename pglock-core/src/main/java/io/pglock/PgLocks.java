@@ -66,8 +66,9 @@ public interface PgLocks extends AutoCloseable {
 
   /**
    * Releases every held lock, closes every lock session and stops the background threads. Waits
-   * up to a few seconds for the releases to reach the server; closing the connections frees
-   * whatever is left. Idempotent.
+   * at most {@link PgLocksBuilder#connectTimeout(java.time.Duration) connectTimeout} (plus thread
+   * scheduling) for the releases to reach the server, whatever the network does; a session that
+   * cannot finish by then is aborted, which frees its locks on the server as well. Idempotent.
    */
   @Override
   void close();

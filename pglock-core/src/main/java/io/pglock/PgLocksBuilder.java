@@ -26,6 +26,12 @@ public final class PgLocksBuilder {
   public static final int DEFAULT_MAX_HELD_LOCKS = 2_000;
   /** The highest cap accepted: the lock table of a server with generous settings. */
   public static final int MAX_MAX_HELD_LOCKS = 1_000_000;
+  /** The connect timeout when none is set. */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
+  /** The shortest connect timeout accepted. */
+  public static final Duration MIN_CONNECT_TIMEOUT = Duration.ofMillis(100);
+  /** The longest connect timeout accepted. */
+  public static final Duration MAX_CONNECT_TIMEOUT = Duration.ofMinutes(5);
 
   private final DataSource dataSource;
   private String namespace;
@@ -36,6 +42,7 @@ public final class PgLocksBuilder {
   private int maxHeldLocks = -1;
   private int maxLocalHandoffs = -1;
   private Executor callbackExecutor;
+  private Duration connectTimeout;
 
   PgLocksBuilder(DataSource dataSource) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -116,6 +123,25 @@ public final class PgLocksBuilder {
     return this;
   }
 
+  /**
+   * The longest pglock waits for the network beyond a call's own timeout (default 2 s, from 100 ms
+   * to 5 min): to open and set up a lock session (connect, login, setup statements), for the answer
+   * to a try, and before giving up on a server that does not answer. Every public call returns
+   * within its own timeout plus this bound, whatever the network does; a try without a timeout
+   * returns within this bound. Sessions are opened on a background thread, so a slow connect never
+   * holds up calls that do not need it.
+   */
+  public PgLocksBuilder connectTimeout(Duration timeout) {
+    once(this.connectTimeout, "connectTimeout");
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.compareTo(MIN_CONNECT_TIMEOUT) < 0 || timeout.compareTo(MAX_CONNECT_TIMEOUT) > 0) {
+      throw new IllegalArgumentException("connectTimeout must be between " + MIN_CONNECT_TIMEOUT + " and "
+          + MAX_CONNECT_TIMEOUT + ": " + timeout);
+    }
+    this.connectTimeout = timeout;
+    return this;
+  }
+
   /** Where loss callbacks run (default: one pglock thread, so that they run in order). */
   public PgLocksBuilder callbackExecutor(Executor executor) {
     once(this.callbackExecutor, "callbackExecutor");
@@ -139,7 +165,8 @@ public final class PgLocksBuilder {
         waitSessions >= 0 ? waitSessions : 2,
         Math.max(maxHeldLocks, 0),
         maxLocalHandoffs >= 0 ? maxLocalHandoffs : 16,
-        callbackExecutor);
+        callbackExecutor,
+        connectTimeout != null ? connectTimeout : DEFAULT_CONNECT_TIMEOUT);
     return DefaultPgLocks.start(config);
   }
 

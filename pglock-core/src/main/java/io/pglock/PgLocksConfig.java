@@ -15,9 +15,11 @@ public final class PgLocksConfig {
   private final int maxHeldLocks;
   private final int maxLocalHandoffs;
   private final Executor callbackExecutor;
+  private final Duration connectTimeout;
 
   PgLocksConfig(DataSource dataSource, String namespace, String nodeName, Duration lease, int lockSessions,
-      int waitSessions, int maxHeldLocks, int maxLocalHandoffs, Executor callbackExecutor) {
+      int waitSessions, int maxHeldLocks, int maxLocalHandoffs, Executor callbackExecutor,
+      Duration connectTimeout) {
     this.dataSource = dataSource;
     this.namespace = namespace;
     this.nodeName = nodeName;
@@ -27,6 +29,7 @@ public final class PgLocksConfig {
     this.maxHeldLocks = maxHeldLocks;
     this.maxLocalHandoffs = maxLocalHandoffs;
     this.callbackExecutor = callbackExecutor;
+    this.connectTimeout = connectTimeout;
   }
 
   /** Where lock sessions come from. */
@@ -77,10 +80,18 @@ public final class PgLocksConfig {
     return callbackExecutor;
   }
 
+  /**
+   * The longest pglock waits for the network beyond a call's own timeout: to open and set up a
+   * session, and for the answer to a try.
+   */
+  public Duration connectTimeout() {
+    return connectTimeout;
+  }
+
   @Override
   public String toString() {
     return "PgLocksConfig[namespace=" + namespace + ", node=" + nodeName + ", lease=" + lease
         + ", lockSessions=" + lockSessions + ", waitSessions=" + waitSessions + ", maxHeldLocks=" + maxHeldLocks
-        + ", maxLocalHandoffs=" + maxLocalHandoffs + "]";
+        + ", maxLocalHandoffs=" + maxLocalHandoffs + ", connectTimeout=" + connectTimeout + "]";
   }
 }

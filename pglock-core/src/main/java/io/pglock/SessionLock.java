@@ -28,14 +28,20 @@ public interface SessionLock {
    * Takes the lock if it is free now; never waits for another holder (it does take one round trip
    * to the server unless the lock is already held here in a compatible mode).
    *
+   * <p>Returns within {@link PgLocksBuilder#connectTimeout(Duration) connectTimeout}, whatever the
+   * network does.
+   *
    * @return the handle, or empty if another holder has the lock
    * @throws LockCapacityException if the cap on held locks is reached
-   * @throws LockSessionException if the database cannot be reached
+   * @throws LockSessionException if the database cannot be reached or gives no answer within the
+   *     connect timeout (nothing is then held: a late grant is released at once)
    */
   Optional<LockHandle> tryAcquire();
 
   /**
-   * Waits up to the timeout for the lock.
+   * Waits up to the timeout for the lock. Returns within the timeout plus
+   * {@link PgLocksBuilder#connectTimeout(Duration) connectTimeout}; if the session fails while it
+   * waits (a restart, a terminated backend), it reconnects and waits on while time is left.
    *
    * @return the handle, or empty if the timeout passed first (nothing is then held)
    * @throws InterruptedException if the thread is interrupted while waiting (nothing is then held)
@@ -52,7 +58,8 @@ public interface SessionLock {
   LockHandle acquire(Duration timeout) throws InterruptedException;
 
   /**
-   * Waits as long as it takes, unless interrupted.
+   * Waits as long as it takes, unless interrupted; through a server restart or an outage it
+   * reconnects with backoff and keeps waiting.
    *
    * @throws InterruptedException if the thread is interrupted while waiting (nothing is then held)
    */

@@ -106,6 +106,24 @@ abstract class PgLocksTestSupport {
     }
   }
 
+  /** How many requests for the key's advisory lock wait on the server right now. */
+  static int serverWaiters(LockKey key) {
+    try (Connection c = db().connect(); PreparedStatement ps = c.prepareStatement("""
+            SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+               AND classid::bigint = ? AND objid::bigint = ? AND objsubid = ?""")) {
+      ps.setLong(1, key.first() & 0xFFFF_FFFFL);
+      ps.setLong(2, key.second() & 0xFFFF_FFFFL);
+      ps.setInt(3, key.objsubid());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    } catch (SQLException e) {
+      throw new RuntimeException(e);
+    }
+  }
+
   /** Runs a one-row, one-column boolean query with one bigint parameter. */
   static boolean queryBoolean(Connection c, String sql, long param) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {

@@ -204,8 +204,8 @@ class RaceConditionsTest extends PgLocksTestSupport {
       });
       await("writer queued locally", Duration.ofSeconds(10), () -> w.get() != null && parkedInLockTable(w.get()));
       try (var c = connect(); var st = c.createStatement()) {
-        st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pglock:"
-            + node + ":lock-0'");
+        st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'pglock:"
+            + node + ":lock-0:%'");
       }
       // The next round trip on the session finds it dead: sessionLost runs on this thread.
       try {
@@ -218,7 +218,8 @@ class RaceConditionsTest extends PgLocksTestSupport {
     } finally {
       pool.shutdownNow();
     }
-    assertThat(seen.get()).isEqualTo("writer holds, lost reader r2.isHeld()=false state=HELD");
+    // state() agrees with isHeld(): a handle whose session died is LOST before the broadcast reaches it
+    assertThat(seen.get()).isEqualTo("writer holds, lost reader r2.isHeld()=false state=LOST");
   }
 
   /**

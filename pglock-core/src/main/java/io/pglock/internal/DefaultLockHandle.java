@@ -46,9 +46,14 @@ final class DefaultLockHandle implements LockHandle {
     return mode;
   }
 
+  /**
+   * The handle's state as every accessor sees it: a handle whose session died or whose lease has
+   * run out is LOST at once, even before the loss broadcast reaches it.
+   */
   @Override
   public HandleState state() {
-    return life.get();
+    HandleState now = life.get();
+    return now == HandleState.HELD && !session.leaseValid() ? HandleState.LOST : now;
   }
 
   @Override
@@ -58,15 +63,17 @@ final class DefaultLockHandle implements LockHandle {
 
   @Override
   public void ensureHeld() {
-    if (isHeld()) {
+    HandleState now = state();
+    if (now == HandleState.HELD) {
       return;
     }
-    HandleState now = life.get();
     if (now == HandleState.RELEASED) {
       throw new LockNotHeldException("the handle on " + key + " was closed; acquire a new handle");
     }
     throw new LockNotHeldException("the lock on " + key + " was lost ("
-        + (lossCause != null ? lossCause + ": " + lossDetail : "the lock session's lease ran out")
+        + (lossCause != null ? lossCause + ": " + lossDetail
+            : session.lossCause() != null ? session.lossCause() + ": " + session.failure()
+            : "the lock session's lease ran out")
         + "); acquire a new handle, and check what was done under the lock");
   }
 

@@ -19,7 +19,6 @@ import org.slf4j.LoggerFactory;
 /** The running {@link PgLocks}: owns the sessions, the lock table and the background threads. */
 public final class DefaultPgLocks implements PgLocks {
   private static final Logger log = LoggerFactory.getLogger(DefaultPgLocks.class);
-  private static final long CLOSE_TIMEOUT_MILLIS = 5_000;
 
   private final PgLocksConfig config;
   private final ScheduledExecutorService watchdog;
@@ -28,7 +27,7 @@ public final class DefaultPgLocks implements PgLocks {
   private final LockTable table;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private DefaultPgLocks(PgLocksConfig config) {
+  private DefaultPgLocks(PgLocksConfig config, LeaseClock clock) {
     this.config = config;
     ScheduledThreadPoolExecutor w = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = Executors.defaultThreadFactory().newThread(r);
@@ -43,7 +42,7 @@ public final class DefaultPgLocks implements PgLocks {
     w.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     this.watchdog = w;
     this.callbacks = new Callbacks(config.callbackExecutor(), config.nodeName());
-    this.sessions = new Sessions(config, watchdog);
+    this.sessions = new Sessions(config, watchdog, clock);
     this.table = new LockTable(config, sessions, callbacks);
     this.sessions.listener(table);
   }
@@ -55,7 +54,12 @@ public final class DefaultPgLocks implements PgLocks {
    * @throws io.pglock.LockSessionException if the database cannot be reached
    */
   public static PgLocks start(PgLocksConfig config) {
-    DefaultPgLocks locks = new DefaultPgLocks(config);
+    return start(config, LeaseClock.SYSTEM);
+  }
+
+  /** Starts an instance whose leases read the given clocks. */
+  static PgLocks start(PgLocksConfig config, LeaseClock clock) {
+    DefaultPgLocks locks = new DefaultPgLocks(config, clock);
     try {
       locks.table.cap(capFor(config, locks.sessions.openFirst()));
     } catch (RuntimeException e) {
@@ -176,7 +180,8 @@ public final class DefaultPgLocks implements PgLocks {
       return;
     }
     table.closeAll();
-    sessions.closeAll(CLOSE_TIMEOUT_MILLIS);
+    // Bounded like every other call: an orderly close within the connect timeout, else an abort.
+    sessions.closeAll(System.nanoTime() + config.connectTimeout().toNanos());
     watchdog.shutdown();
     callbacks.shutdown();
   }

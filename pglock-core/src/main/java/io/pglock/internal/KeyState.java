@@ -19,7 +19,7 @@ final class KeyState {
   boolean busy;
   /** An unlock on a wait session has not completed: the next acquire must wait for it. */
   boolean unlockPending;
-  /** Local handoffs and shared joins since the lock last came from the server. */
+  /** Local handoffs (a lock passed from one holder to the next) since it last came from the server. */
   int handoffs;
   private final List<DefaultLockHandle> handles = new ArrayList<>(1);
   private ArrayDeque<Waiter> waiters;
@@ -68,10 +68,13 @@ final class KeyState {
     return session == null && !busy && handles.isEmpty() && !unlockPending;
   }
 
-  /** A shared acquire may join the shared holders without a round trip. */
-  boolean canJoin(LockMode mode, int maxHandoffs) {
+  /**
+   * A shared acquire may join the shared holders without a round trip, as a reader of another
+   * process would get in: unless a waiter is queued (an exclusive one, which it must not overtake).
+   */
+  boolean canJoin(LockMode mode) {
     return mode == LockMode.SHARED && serverMode == LockMode.SHARED && !handles.isEmpty()
-        && !hasWaiters() && handoffs < maxHandoffs && session != null && session.leaseValid();
+        && !hasWaiters() && session != null && session.leaseValid();
   }
 
   boolean hasWaiters() {

@@ -26,6 +26,19 @@ import org.slf4j.LoggerFactory;
 final class LockSession {
   private static final Logger log = LoggerFactory.getLogger(LockSession.class);
   private static final int MAX_BATCH = 1024;
+  /**
+   * How often a session that holds locks and sends nothing looks for a message from the server
+   * (see {@link #probe()}): detection within this, at a cost of a few system calls per look.
+   */
+  static final long PROBE_NANOS = 20_000_000L;
+  /**
+   * A caller runs its batch itself only if the session answered within this window. The thread that
+   * sends a statement is the one that waits for its answer, and a socket read cannot be abandoned:
+   * after a quiet spell the network may have gone silent, so the batch goes through the loop and
+   * the caller waits with its own bound. Under traffic, callers keep sending their own batches (no
+   * thread handoff).
+   */
+  static final long COMBINE_WINDOW_NANOS = 50_000_000L;
 
   /** Told when a session stops carrying locks for a reason other than an orderly close. */
   interface Listener {
@@ -48,6 +61,12 @@ final class LockSession {
   /** Only the thread holding {@link #talk} uses it. */
   private final SessionStatements statements;
   private volatile boolean closing;
+  /** The loop found the connection taken and parks until the taker lets go. */
+  private volatile boolean wantsTalk;
+  /** When this session last sent a statement or looked for a server message (loop's own clock). */
+  private volatile long lastActivity = System.nanoTime();
+  /** When the last answer came back ({@link System#nanoTime()}). */
+  private volatile long lastAnswer = System.nanoTime();
   private volatile LossCause lossCause;
   private volatile String failure;
 
@@ -84,7 +103,7 @@ final class LockSession {
 
   /** True while the session is alive and its lease has not run out (checked against the clock). */
   boolean leaseValid() {
-    return !dead.get() && System.nanoTime() - lease.deadline() < 0;
+    return !dead.get() && !lease.expired();
   }
 
   /** The lease deadline on the {@link System#nanoTime()} scale. */
@@ -113,13 +132,13 @@ final class LockSession {
       return;
     }
     queue.add(op);
-    if (combine && !op.isWait() && talk.tryLock()) {
+    if (combine && !op.isWait() && System.nanoTime() - lastAnswer < COMBINE_WINDOW_NANOS && talk.tryLock()) {
       try {
         while (!op.isDone() && !dead.get() && runBatch()) {
           // keep combining until our own op is answered
         }
       } finally {
-        talk.unlock();
+        releaseTalk();
       }
       if (!queue.isEmpty()) {
         LockSupport.unpark(loop);
@@ -132,13 +151,21 @@ final class LockSession {
     }
   }
 
-  /** Asks the server to abandon the statement in flight (a blocking wait). Best effort. */
+  /**
+   * Asks the server to abandon the statement in flight (a blocking wait). Best effort, and sent from
+   * a short-lived thread of its own: a cancel opens a new connection, which over a partitioned
+   * network waits out the driver's {@code cancelSignalTimeout}, and no caller may wait for that.
+   */
   void cancelStatement() {
-    try {
-      statements.cancel();
-    } catch (SQLException e) {
-      log.debug("{}: cancel request failed: {}", name, e.getMessage());
-    }
+    Thread sender = new Thread(() -> {
+      try {
+        statements.cancel();
+      } catch (SQLException | RuntimeException e) {
+        log.debug("{}: cancel request failed: {}", name, e.toString());
+      }
+    }, name + "-cancel");
+    sender.setDaemon(true);
+    sender.start();
   }
 
   private void loop() {
@@ -147,23 +174,32 @@ final class LockSession {
         if (closing) {
           break;
         }
-        long untilHeartbeat = lease.nextHeartbeat() - System.nanoTime();
-        if (untilHeartbeat > 0) {
-          LockSupport.parkNanos(this, untilHeartbeat);
+        long untilHeartbeat = lease.untilHeartbeat();
+        long untilProbe = held.isEmpty() ? Long.MAX_VALUE : PROBE_NANOS - (System.nanoTime() - lastActivity);
+        if (untilHeartbeat > 0 && untilProbe > 0) {
+          // A lock session also wakes every probe interval while it holds nothing: a caller that
+          // combines may give it a lock without waking it. A wait session gets its lock on this thread.
+          long nap = forWaiting && held.isEmpty() ? untilHeartbeat : Math.min(untilHeartbeat, PROBE_NANOS);
+          LockSupport.parkNanos(this, Math.min(nap, untilProbe));
           continue;
         }
       }
+      wantsTalk = true;
       if (!talk.tryLock()) {
-        // A caller is combining: it wakes this loop when it leaves ops behind. Fighting it for the
-        // connection would turn its next batch into a thread handoff.
-        LockSupport.parkNanos(this, Math.max(1, lease.nextHeartbeat() - System.nanoTime()));
+        // A caller is combining: it wakes this loop when it lets go (see wantsTalk). Fighting it for
+        // the connection would turn its next batch into a thread handoff; spinning would burn a core
+        // for as long as its statement is stalled.
+        LockSupport.park(this);
         continue;
       }
+      wantsTalk = false;
       try {
         if (!queue.isEmpty()) {
           runBatch();
-        } else if (!closing && lease.nextHeartbeat() - System.nanoTime() <= 0) {
+        } else if (!closing && lease.untilHeartbeat() <= 0) {
           heartbeat();
+        } else if (!closing && !held.isEmpty()) {
+          probe();
         }
       } catch (RuntimeException | Error e) {
         log.error("{}: unexpected error in the session loop; closing the session", name, e);
@@ -173,6 +209,30 @@ final class LockSession {
       }
     }
     failQueued();
+  }
+
+  /** Lets go of the connection after combining, waking the loop if it waits for it. */
+  private void releaseTalk() {
+    talk.unlock();
+    if (wantsTalk) {
+      LockSupport.unpark(loop);
+    }
+  }
+
+  /**
+   * Looks, without sending anything, whether the server has said something on this idle connection:
+   * an administrator's {@code pg_terminate_backend}, a shutdown or a crash makes the backend send a
+   * FATAL error before it closes the socket. Reading it takes a millisecond of socket timeout and no
+   * round trip, so a session that holds locks learns of the loss within {@link #PROBE_NANOS} instead
+   * of at its next heartbeat. Must hold {@link #talk}.
+   */
+  private void probe() {
+    lastActivity = System.nanoTime();
+    try {
+      statements.probe();
+    } catch (SQLException e) {
+      die(causeOf(e), SqlErrors.describe(e));
+    }
   }
 
   /** Sends what is queued. Must hold {@link #talk}. @return false if nothing could be sent */
@@ -200,7 +260,9 @@ final class LockSession {
   private boolean execute(List<Op> ops) {
     int n = ops.size();
     boolean[] results;
-    long sent = System.nanoTime();
+    long sent = lease.now();
+    long sentWall = lease.nowWall();
+    lastActivity = sent;
     try {
       results = statements.run(ops);
     } catch (SQLException | RuntimeException thrown) {
@@ -222,7 +284,7 @@ final class LockSession {
       }
       return false;
     }
-    if (!renewed(sent)) {
+    if (!renewed(sent, sentWall)) {
       ops.forEach(this::reject); // the session is closed: what this batch took is freed with it
       return false;
     }
@@ -252,17 +314,18 @@ final class LockSession {
    * Renews the lease with a statement sent at {@code sent} whose answer came back, unless the lease
    * had already run out: expiry is one-way, since the handles may already have been told.
    */
-  private boolean renewed(long sent) {
+  private boolean renewed(long sent, long sentWall) {
     if (leaseExpired()) {
       die(LossCause.LEASE_EXPIRED, "an answer came back after the lease had run out (" + lease + ")");
       return false;
     }
-    lease.succeeded(sent);
+    lease.succeeded(sent, sentWall);
+    lastAnswer = System.nanoTime();
     return true;
   }
 
   private boolean leaseExpired() {
-    return System.nanoTime() - lease.deadline() >= 0;
+    return lease.expired();
   }
 
   /**
@@ -276,22 +339,27 @@ final class LockSession {
   /** Runs a blocking wait; the wait session holds no other lock while it waits. Must hold {@link #talk}. */
   private void runWait(Op op) {
     if (op.isDone()) {
-      return; // abandoned before it was sent
+      op.settle(); // abandoned before it was sent
+      return;
     }
     if (closing) {
       op.fail(deadError()); // PgLocks.close(): no new server wait
       return;
     }
-    long sent = System.nanoTime();
+    long sent = lease.now();
+    long sentWall = lease.nowWall();
+    lastActivity = sent;
     try {
       statements.setLockTimeout(op.waitMillis);
-      if (!renewed(sent)) {
+      if (!renewed(sent, sentWall)) {
         op.fail(deadError());
         return;
       }
-      sent = System.nanoTime();
+      sent = lease.now();
+      sentWall = lease.nowWall();
       statements.waitLock(op.key, op.shared());
-      if (!renewed(sent)) {
+      lastActivity = lease.now();
+      if (!renewed(sent, sentWall)) {
         op.fail(deadError());
       } else if (!op.complete(true)) {
         unlockNow(op);
@@ -301,7 +369,7 @@ final class LockSession {
       if (state.equals(SqlErrors.LOCK_NOT_AVAILABLE) || state.equals(SqlErrors.QUERY_CANCELED)) {
         // The wait ended, but the lock may have been granted just before: look before reporting.
         boolean holds = holdsQuietly(op);
-        if (dead.get() || !renewed(sent)) {
+        if (dead.get() || !renewed(sent, sentWall)) {
           op.fail(deadError());
         } else if (!op.complete(holds) && holds) {
           unlockNow(op);
@@ -335,7 +403,9 @@ final class LockSession {
       die(LossCause.LEASE_EXPIRED, "no round trip succeeded within the lease (" + lease + ")");
       return;
     }
-    long sent = System.nanoTime();
+    long sent = lease.now();
+    long sentWall = lease.nowWall();
+    lastActivity = sent;
     try {
       int now = statements.backendPid();
       if (now != pid) {
@@ -345,14 +415,14 @@ final class LockSession {
         die(LossCause.CONNECTION_LOST, "backend pid changed from " + pid + " to " + now);
         return;
       }
-      renewed(sent);
+      renewed(sent, sentWall);
     } catch (SQLException e) {
       die(causeOf(e), SqlErrors.describe(e));
     }
   }
 
   private void scheduleLeaseCheck() {
-    long delay = lease.deadline() - System.nanoTime();
+    long delay = lease.remainingNanos();
     try {
       watchdog.schedule(this::checkLease, Math.max(delay, 0), TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -420,42 +490,59 @@ final class LockSession {
     return new LockSessionException(name + " (backend pid " + pid + ") is closed: " + failure(), null);
   }
 
-  /** Refuses new server waits from now on (close() follows). */
+  /** Refuses new server waits from now on and wakes the loop to send what is queued (close() follows). */
   void beginClose() {
     closing = true;
+    LockSupport.unpark(loop);
   }
 
   /**
-   * Orderly close: sends queued releases, frees anything left with {@code pg_advisory_unlock_all()}
-   * and closes the connection, waiting up to the timeout for the loop to finish.
+   * Orderly close by the deadline ({@link System#nanoTime()} scale): sends queued releases, frees
+   * anything left with {@code pg_advisory_unlock_all()} and closes the connection. A session still
+   * talking at the deadline, or whose network does not answer by then, is aborted instead: the
+   * server frees its locks either way.
    */
-  void close(long timeoutMillis) {
-    closing = true;
-    LockSupport.unpark(loop);
-    try {
-      loop.join(timeoutMillis);
-    } catch (InterruptedException e) {
+  void close(long deadlineNanos) {
+    beginClose();
+    boolean interrupted = false;
+    long left;
+    while (loop.isAlive() && (left = deadlineNanos - System.nanoTime()) > 0) {
+      try {
+        loop.join(Math.max(1, left / 1_000_000));
+      } catch (InterruptedException e) {
+        interrupted = true; // close() finishes its bounded work; the interrupt stays set
+      }
+    }
+    if (interrupted) {
       Thread.currentThread().interrupt();
     }
     if (dead.get()) {
       return;
     }
-    boolean locked = false;
+    long leftMillis = (deadlineNanos - System.nanoTime()) / 1_000_000;
+    if (leftMillis <= 0 || !tryTalkWithin(leftMillis)) {
+      die(LossCause.CLOSED, "closed while a statement was still running");
+      return;
+    }
     try {
-      locked = talk.tryLock(timeoutMillis, TimeUnit.MILLISECONDS);
-      if (locked) {
-        statements.unlockAllAndClose();
-        dead.set(true);
-        failQueued(); // an op that slipped in while closing must not wait forever
-      } else {
-        die(LossCause.CLOSED, "closed while a statement was still running");
-      }
-    } catch (SQLException | InterruptedException e) {
+      statements.boundNetwork((int) Math.min(Integer.MAX_VALUE, leftMillis));
+      statements.unlockAllAndClose();
+      dead.set(true);
+      failQueued(); // an op that slipped in while closing must not wait forever
+    } catch (SQLException | RuntimeException e) {
       die(LossCause.CLOSED, e.toString());
     } finally {
-      if (locked) {
-        talk.unlock();
-      }
+      talk.unlock();
+    }
+  }
+
+  /** Takes the connection from a caller that is still combining, waiting at most the given time. */
+  private boolean tryTalkWithin(long millis) {
+    try {
+      return talk.tryLock(millis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // close() stays bounded; the caller keeps its interrupt
+      return talk.tryLock();
     }
   }
 

@@ -80,9 +80,8 @@ final class LockTable implements LockSession.Listener {
         throw closedError();
       }
       st = s.keys.computeIfAbsent(key, KeyState::new);
-      if (st.canJoin(mode, config.maxLocalHandoffs())) {
-        st.handoffs++;
-        return addHolder(st, lockKey, mode);
+      if (st.canJoin(mode)) {
+        return addHolder(st, lockKey, mode); // a shared join is no handoff: it takes nobody's turn
       }
       if (st.isFree()) {
         st.busy = true; // this thread fetches the lock from the server
@@ -112,7 +111,8 @@ final class LockTable implements LockSession.Listener {
   private Object awaitWaiter(Stripe s, KeyState st, KeyState.Waiter w, long deadline, boolean interruptible)
       throws InterruptedException {
     boolean interrupted = false;
-    boolean thrown = false;
+    boolean reported = false;
+    List<KeyState.Waiter> granted = null;
     try {
       while (true) {
         synchronized (s) {
@@ -120,14 +120,13 @@ final class LockTable implements LockSession.Listener {
             return w.handle; // a handoff won the race with any interrupt, which stays set
           }
           if (w.outcome == KeyState.Waiter.CLOSED) {
-            thrown = true;
-            throw closedError();
+            throw closedError(); // an interrupt that raced the close stays set
           }
           if (w.outcome == KeyState.Waiter.REPRESENTATIVE) {
             if (interruptible && interrupted) {
               st.busy = false;
               passOn(s, st); // hand the role on before leaving
-              thrown = true;
+              reported = true;
               throw new InterruptedException("interrupted while waiting for " + st.key);
             }
             return KeyState.Waiter.class;
@@ -135,11 +134,13 @@ final class LockTable implements LockSession.Listener {
           boolean timedOut = deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0;
           if (timedOut || (interruptible && interrupted)) {
             st.removeWaiter(w);
+            // Whoever queued behind the leaver may now be compatible with the holders: let them in.
+            granted = grantSharedWaiters(st);
             removeIfFree(s, st);
             if (timedOut) {
               return null;
             }
-            thrown = true;
+            reported = true;
             throw new InterruptedException("interrupted while waiting for " + st.key);
           }
         }
@@ -151,7 +152,8 @@ final class LockTable implements LockSession.Listener {
         interrupted |= Thread.interrupted();
       }
     } finally {
-      if (interrupted && !(thrown && interruptible)) {
+      wake(granted);
+      if (interrupted && !reported) {
         Thread.currentThread().interrupt(); // never swallow an interrupt we do not report
       }
     }
@@ -233,14 +235,18 @@ final class LockTable implements LockSession.Listener {
     return h;
   }
 
-  /** Grants every shared waiter at the head of the queue (they share the server lock). */
+  /**
+   * Grants every shared waiter at the head of the queue while the lock is held shared here: they
+   * share the server lock, as a reader in another process would. Joins count as no handoff.
+   */
   private List<KeyState.Waiter> grantSharedWaiters(KeyState st) {
+    if (st.serverMode != LockMode.SHARED || st.session == null || !st.session.leaseValid()) {
+      return null;
+    }
     List<KeyState.Waiter> granted = null;
     KeyState.Waiter next;
-    while ((next = st.peekWaiter()) != null && next.mode == LockMode.SHARED
-        && st.handoffs < config.maxLocalHandoffs()) {
+    while ((next = st.peekWaiter()) != null && next.mode == LockMode.SHARED) {
       st.pollWaiter();
-      st.handoffs++;
       grantWaiter(st, next);
       if (granted == null) {
         granted = new ArrayList<>(2);
@@ -283,11 +289,9 @@ final class LockTable implements LockSession.Listener {
         grantWaiter(st, head);
         woken = new ArrayList<>(2);
         woken.add(head);
-        if (head.mode == LockMode.SHARED) {
-          List<KeyState.Waiter> more = grantSharedWaiters(st);
-          if (more != null) {
-            woken.addAll(more);
-          }
+        List<KeyState.Waiter> more = grantSharedWaiters(st);
+        if (more != null) {
+          woken.addAll(more);
         }
       } else {
         LockMode mode = st.serverMode;

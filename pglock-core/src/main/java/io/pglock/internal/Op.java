@@ -34,6 +34,9 @@ final class Op {
   private final AtomicInteger state = new AtomicInteger(PENDING);
   private volatile Thread waiter;
   private volatile RuntimeException failure;
+  /** Run once the session is done with the op (answered, failed, or dropped); guarded by this. */
+  private Runnable onSettled;
+  private boolean settled;
 
   private Op(int action, ServerKey key, long waitMillis, Consumer<Boolean> onDone) {
     this.action = action;
@@ -77,6 +80,7 @@ final class Op {
     if (onDone != null) {
       onDone.accept(granted);
     }
+    settle();
     return won;
   }
 
@@ -85,6 +89,38 @@ final class Op {
     failure = error;
     state.compareAndSet(PENDING, FAILED);
     LockSupport.unpark(waiter);
+    settle();
+  }
+
+  /**
+   * Runs the action once the session is done with this op: at once if it already is. A waiter that
+   * abandoned a blocking wait uses it to give the wait session back only when the statement has
+   * ended, so that the next waiter never queues behind a statement that may be stalled.
+   */
+  void whenSettled(Runnable action) {
+    synchronized (this) {
+      if (!settled) {
+        onSettled = action;
+        return;
+      }
+    }
+    action.run();
+  }
+
+  /** The session is done with the op: it was answered, failed, or dropped unsent. */
+  void settle() {
+    Runnable action;
+    synchronized (this) {
+      if (settled) {
+        return;
+      }
+      settled = true;
+      action = onSettled;
+      onSettled = null;
+    }
+    if (action != null) {
+      action.run();
+    }
   }
 
   /** Gives up on the op. @return false if it was completed first (the waiter must take the result) */
@@ -97,20 +133,34 @@ final class Op {
   }
 
   /**
-   * Waits for the answer without limit, ignoring interrupts (restored on return): used for the short
-   * batched operations, which complete within a round trip or when their session fails.
+   * Waits for the answer until the deadline ({@link Long#MAX_VALUE}: no limit), ignoring interrupts,
+   * which stay set on return: used for the short batched operations, which complete within a round
+   * trip or when their session fails.
+   *
+   * @return true once the op is done (read {@link #result()}); false if the deadline passed first
    */
-  boolean awaitUninterruptibly() {
+  boolean awaitUninterruptibly(long deadlineNanos) {
     waiter = Thread.currentThread();
     boolean interrupted = false;
-    while (state.get() == PENDING) {
-      LockSupport.park(this);
-      interrupted |= Thread.interrupted();
+    try {
+      while (state.get() == PENDING) {
+        if (deadlineNanos == Long.MAX_VALUE) {
+          LockSupport.park(this);
+        } else {
+          long left = deadlineNanos - System.nanoTime();
+          if (left <= 0) {
+            return false;
+          }
+          LockSupport.parkNanos(this, left);
+        }
+        interrupted |= Thread.interrupted();
+      }
+      return true;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-    return result();
   }
 
   /**

@@ -2,6 +2,7 @@ package io.pglock.internal;
 
 import io.pglock.LockKey;
 import io.pglock.LockMode;
+import io.pglock.LockSessionException;
 import io.pglock.PgLocksConfig;
 import java.util.concurrent.locks.LockSupport;
 
@@ -9,10 +10,25 @@ import java.util.concurrent.locks.LockSupport;
  * The representative's work for a {@link LockTable}: get a key's lock from the server, with a
  * try-lock on the key's lock session, then, if the caller waits, a blocking wait on a wait session
  * (in chunks) or, when every wait session is busy, polling with backoff.
+ *
+ * <p><b>Bounded.</b> No step waits longer than the caller's deadline plus the connect timeout,
+ * whatever the network does: a try whose answer does not come is abandoned (a late grant is
+ * released by the session), a blocking wait past its deadline is cancelled from another thread, and
+ * opening a session is waited for only that long.
+ *
+ * <p><b>Through a restart.</b> A wait with time left that loses its session (the server stopped, a
+ * backend was terminated) reconnects with backoff and keeps waiting; only a try without a timeout,
+ * or a wait whose time is up, reports the failure.
+ *
+ * <p><b>Interrupts</b> are read at the loop's checkpoints only, and every exit goes through one
+ * place: an interruptible wait throws {@link InterruptedException} (flag cleared); otherwise the
+ * flag is set again on return, whatever the outcome.
  */
 final class ServerFetch {
   private static final long MAX_POLL_NANOS = 100_000_000L;
   private static final long FIRST_POLL_NANOS = 2_000_000L;
+  private static final long FIRST_RECONNECT_NANOS = 50_000_000L;
+  private static final long MAX_RECONNECT_NANOS = 1_000_000_000L;
 
   private final LockTable table;
   private final PgLocksConfig config;
@@ -24,77 +40,84 @@ final class ServerFetch {
     this.sessions = sessions;
   }
 
+  /** How a wait on a wait session ended. */
+  private enum WaitEnd { GRANTED, TIMED_OUT, INTERRUPTED, RETRY }
+
   /** The representative's work: get the lock from the server, waiting there if need be. */
   DefaultLockHandle fetch(KeyState st, LockKey lockKey, LockMode mode, long timeoutNanos,
       long deadline, boolean interruptible) throws InterruptedException {
     DefaultLockHandle handle = null;
     boolean reserved = false;
     boolean interrupted = false;
+    boolean reported = false;
+    long bound = config.connectTimeout().toNanos();
+    // Nothing below waits past this: the call's own deadline plus the connect timeout.
+    long callBound = timeoutNanos == LockTable.NO_WAIT ? System.nanoTime() + bound
+        : deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline + bound;
     try {
       table.reserve(lockKey);
       reserved = true;
       long poll = FIRST_POLL_NANOS;
-      boolean retriedDeadSession = false;
+      long reconnect = FIRST_RECONNECT_NANOS;
+      boolean retriedTry = false;
       while (true) {
-        LockSession ls = sessions.lockSessionFor(st.key);
-        Op op = Op.tryLock(st.key, mode);
-        ls.submit(op, true);
+        interrupted |= Thread.interrupted();
+        if (interrupted && interruptible) {
+          reported = true;
+          throw new InterruptedException("interrupted while waiting for " + lockKey);
+        }
+        LockSession ls;
         boolean got;
         try {
-          got = op.awaitUninterruptibly();
-        } catch (io.pglock.LockSessionException e) {
-          if (!ls.isDead() || retriedDeadSession) {
+          ls = sessions.lockSessionFor(st.key, callBound);
+          got = tryOnce(ls, st.key, mode, callBound);
+        } catch (LockSessionException e) {
+          if (!retryable(e)) {
             throw e;
           }
-          retriedDeadSession = true; // the dead session freed everything: once more on a new one
+          // The session failed (a restart, a terminated backend) or could not be opened: the dead
+          // session freed whatever it held. A try gets one more attempt; a wait, as long as it has time.
+          boolean again = timeoutNanos == LockTable.NO_WAIT ? !retriedTry && System.nanoTime() - callBound < 0
+              : System.nanoTime() - deadline < 0;
+          if (!again) {
+            throw e;
+          }
+          if (retriedTry) { // the first retry goes at once: a terminated backend's session reopens quickly
+            pause(Math.min(reconnect, deadline - System.nanoTime()));
+            reconnect = Math.min(reconnect * 2, MAX_RECONNECT_NANOS);
+          }
+          retriedTry = true;
           continue;
         }
+        reconnect = FIRST_RECONNECT_NANOS;
+        retriedTry = false;
         if (got) {
           handle = table.grant(st, lockKey, mode, ls);
           break;
         }
-        interrupted |= Thread.interrupted();
-        if (interrupted && interruptible) {
-          throw new InterruptedException("interrupted while waiting for " + lockKey);
-        }
         if (timeoutNanos == LockTable.NO_WAIT || System.nanoTime() - deadline >= 0) {
           return null;
         }
-        LockSession ws = sessions.borrowWaitSession();
+        LockSession ws;
+        try {
+          ws = sessions.borrowWaitSession(callBound);
+        } catch (LockSessionException e) {
+          ws = null; // no new connection to be had (max_connections, say): poll on the lock session
+        }
         if (ws != null) {
-          boolean granted = false;
-          try {
-            granted = waitOn(ws, st.key, mode, deadline, interruptible);
-          } catch (io.pglock.LockSessionException e) {
-            if (!ws.isDead()) {
-              throw e;
-            }
-            // the wait session died holding nothing (terminated, say): wait on another one
-          } finally {
-            if (granted) {
-              handle = table.grant(st, lockKey, mode, ws);
-            } else {
-              sessions.returnWaitSession(ws);
-            }
-          }
-          if (granted) {
+          WaitEnd end = waitOn(ws, st.key, mode, deadline, interruptible, bound);
+          if (end == WaitEnd.GRANTED) {
+            handle = table.grant(st, lockKey, mode, ws);
             break;
           }
-          if (System.nanoTime() - deadline >= 0) {
+          if (end == WaitEnd.TIMED_OUT) {
             return null;
           }
-          continue;
+          continue; // interrupted (the checkpoint reports it), or the wait session failed: try again
         }
         // Every wait session is busy: poll with backoff.
-        long nap = Math.min(poll, deadline - System.nanoTime());
+        pause(Math.min(poll, deadline - System.nanoTime()));
         poll = Math.min(poll * 2, MAX_POLL_NANOS);
-        if (nap > 0) {
-          LockSupport.parkNanos(this, nap);
-        }
-        interrupted |= Thread.interrupted();
-        if (interrupted && interruptible) {
-          throw new InterruptedException("interrupted while waiting for " + lockKey);
-        }
       }
       reserved = false; // the held lock owns the reservation now
       return handle;
@@ -105,66 +128,112 @@ final class ServerFetch {
       if (handle == null) {
         table.giveUp(st);
       }
-      if (interrupted && !interruptible) {
-        Thread.currentThread().interrupt();
+      interrupted |= Thread.interrupted();
+      if (interrupted && !reported) {
+        Thread.currentThread().interrupt(); // never swallow an interrupt that was not reported
       }
     }
   }
 
+  /** Session failures worth another attempt: not a closed instance, a refused database or capacity. */
+  private static boolean retryable(LockSessionException e) {
+    return e.getClass() == LockSessionException.class;
+  }
+
+  /** Parks for a pause of the retry loop; an interrupt ends it early and stays set. */
+  private void pause(long nanos) {
+    if (nanos > 0) {
+      LockSupport.parkNanos(this, nanos);
+    }
+  }
+
+  /**
+   * One try-lock on the key's lock session, answered by {@code answerBy} or abandoned (a late grant
+   * is then released by the session).
+   *
+   * @throws LockSessionException if the session failed or gave no answer in time
+   */
+  private boolean tryOnce(LockSession ls, ServerKey key, LockMode mode, long answerBy) {
+    Op op = Op.tryLock(key, mode);
+    ls.submit(op, true);
+    if (!op.awaitUninterruptibly(answerBy) && op.abandon()) {
+      throw new LockSessionException(ls.name + " gave no answer within the connect timeout ("
+          + config.connectTimeout().toMillis() + " ms) beyond the call's own timeout: the database or the "
+          + "network is not answering; nothing was acquired (a late grant is released at once)", null);
+    }
+    return op.result();
+  }
+
   /**
    * Waits on a wait session, in chunks of at most a third of the lease: each chunk is a round trip
-   * that renews the wait session's lease, so a long wait never looks like a dead session.
-   *
-   * @return true if granted (the wait session now holds the lock), false on timeout
+   * that renews the wait session's lease, so a long wait never looks like a dead session. The wait
+   * session is given back here, or, when a wait is abandoned, by the session once the statement
+   * has ended; a granted wait session holds the lock and goes back when it is released.
    */
-  private boolean waitOn(LockSession ws, ServerKey key, LockMode mode, long deadline, boolean interruptible)
-      throws InterruptedException {
+  private WaitEnd waitOn(LockSession ws, ServerKey key, LockMode mode, long deadline, boolean interruptible,
+      long bound) {
     long chunkMs = Math.max(1, config.lease().toMillis() / 3);
-    boolean interrupted = false;
+    boolean uninterruptedWait = false;
     try {
       while (true) {
         long remainingMs = deadline == Long.MAX_VALUE ? chunkMs
             : Math.min(chunkMs, (deadline - System.nanoTime() + 999_999) / 1_000_000);
         if (remainingMs <= 0) {
-          return false;
+          sessions.returnWaitSession(ws);
+          return WaitEnd.TIMED_OUT;
         }
         Op op = Op.waitLock(key, mode, remainingMs);
         ws.submit(op, false);
-        // The server ends the wait itself (lock_timeout); the extra second only covers a lost answer.
-        long until = System.nanoTime() + (remainingMs + 1_000) * 1_000_000;
+        // The server ends the wait itself (lock_timeout); the bound covers a server that does not answer.
+        long until = System.nanoTime() + remainingMs * 1_000_000 + bound;
         while (!op.awaitUntil(until)) {
-          interrupted |= Thread.interrupted();
+          boolean interrupted = Thread.currentThread().isInterrupted();
           if (interrupted && !interruptible && System.nanoTime() - until < 0) {
-            continue; // uninterruptible: keep waiting
+            Thread.interrupted(); // uninterruptible: keep waiting, and set the flag again at the end
+            uninterruptedWait = true;
+            continue;
           }
           if (op.abandon()) {
-            ws.cancelStatement(); // the session releases the lock if the server granted it anyway
+            // The session releases the lock if the server granted it anyway, then goes back to the pool.
+            op.whenSettled(() -> sessions.returnWaitSession(ws));
+            ws.cancelStatement();
             if (interrupted && interruptible) {
-              throw new InterruptedException("interrupted while waiting for " + key);
+              return WaitEnd.INTERRUPTED;
             }
-            return false;
+            // past the deadline, or a chunk stalled: a wait with time left tries again elsewhere
+            return deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0 ? WaitEnd.TIMED_OUT : WaitEnd.RETRY;
           }
           // answered just now: take the answer
         }
-        if (op.result()) {
-          if (interrupted) {
-            Thread.currentThread().interrupt(); // granted: the interrupt stays set for the caller
+        boolean granted;
+        try {
+          granted = op.result();
+        } catch (LockSessionException e) {
+          sessions.returnWaitSession(ws);
+          if (ws.isDead() && e.getClass() == LockSessionException.class) {
+            return WaitEnd.RETRY; // it held nothing: wait again on another session
           }
-          return true;
+          throw e;
+        } catch (RuntimeException e) {
+          sessions.returnWaitSession(ws);
+          throw e;
         }
-        interrupted |= Thread.interrupted();
-        if (interrupted && interruptible) {
-          throw new InterruptedException("interrupted while waiting for " + key);
+        if (granted) {
+          return WaitEnd.GRANTED;
+        }
+        if (Thread.currentThread().isInterrupted() && interruptible) {
+          sessions.returnWaitSession(ws);
+          return WaitEnd.INTERRUPTED;
         }
         if (deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0) {
-          return false;
+          sessions.returnWaitSession(ws);
+          return WaitEnd.TIMED_OUT;
         }
       }
     } finally {
-      if (interrupted && !interruptible) {
+      if (uninterruptedWait) {
         Thread.currentThread().interrupt();
       }
     }
   }
-
 }

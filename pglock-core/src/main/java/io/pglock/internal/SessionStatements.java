@@ -146,6 +146,24 @@ final class SessionStatements {
     connection.unwrap(PGConnection.class).cancelQuery();
   }
 
+  /**
+   * Bounds every later read on the connection: an orderly close must not wait for a network that
+   * does not answer longer than the close's own deadline.
+   */
+  void boundNetwork(int millis) throws SQLException {
+    connection.setNetworkTimeout(Runnable::run, Math.max(1, millis));
+  }
+
+  /**
+   * Looks for a message the server sent on its own (a FATAL error before it closes the connection)
+   * without sending anything: waits at most a millisecond on the socket.
+   *
+   * @throws SQLException carrying the server's error, or the connection failure, if there is one
+   */
+  void probe() throws SQLException {
+    connection.unwrap(PGConnection.class).getNotifications(1);
+  }
+
   /** Orderly end: frees every lock of the backend, then closes the connection. */
   void unlockAllAndClose() throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(Sql.UNLOCK_ALL)) {

@@ -1,31 +1,61 @@
 package io.pglock.internal;
 
+import io.pglock.LockSessionException;
+import io.pglock.PgLocksClosedException;
 import io.pglock.PgLocksConfig;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The connections of one {@code PgLocks}: a fixed number of lock sessions, each key always on the
  * same one (so that a release and the next try of a key are ordered on one queue), reopened when one
  * dies; and a bounded pool of wait sessions, opened when first needed.
+ *
+ * <p><b>No network I/O under a shared lock.</b> A session is opened on a thread of its own; callers
+ * wait for it only as long as their own deadline allows, and a server that does not answer holds up
+ * nobody else: not {@link #closeAll}, not an acquire on another session. The monitor of this object
+ * guards only the bookkeeping.
  */
 final class Sessions {
   private final PgLocksConfig config;
   private final ScheduledExecutorService watchdog;
-  private final LockSession[] lockSessions;
+  private final Slot[] lockSessions;
   private final Semaphore waitPermits;
   private final ConcurrentLinkedDeque<LockSession> idleWaitSessions = new ConcurrentLinkedDeque<>();
   private final ConcurrentLinkedDeque<LockSession> allWaitSessions = new ConcurrentLinkedDeque<>();
   private final AtomicInteger opened = new AtomicInteger();
+  private final LeaseClock clock;
   private LockSession.Listener listener;
   private volatile boolean closed;
 
-  Sessions(PgLocksConfig config, ScheduledExecutorService watchdog) {
+  /** The place of one lock session: the live session, or the open under way. */
+  private static final class Slot {
+    final int index;
+    volatile LockSession session;
+    /** Guarded by the {@code Sessions} monitor. */
+    CompletableFuture<LockSession> opening;
+
+    Slot(int index) {
+      this.index = index;
+    }
+  }
+
+  Sessions(PgLocksConfig config, ScheduledExecutorService watchdog, LeaseClock clock) {
     this.config = config;
+    this.clock = clock;
     this.watchdog = watchdog;
-    this.lockSessions = new LockSession[config.lockSessions()];
+    this.lockSessions = new Slot[config.lockSessions()];
+    for (int i = 0; i < lockSessions.length; i++) {
+      lockSessions[i] = new Slot(i);
+    }
     this.waitPermits = new Semaphore(config.waitSessions());
   }
 
@@ -33,23 +63,57 @@ final class Sessions {
     this.listener = listener;
   }
 
-  /** The live lock session that carries this key, opened or reopened on this thread if need be. */
-  LockSession lockSessionFor(ServerKey key) {
+  /**
+   * The live lock session that carries this key. If it must be (re)opened, waits for the open at
+   * most {@link PgLocksConfig#connectTimeout()} and not past {@code waitUntil} ({@link System#nanoTime()}
+   * scale); the open goes on in the background if it takes longer.
+   *
+   * @throws LockSessionException if no session could be had in time
+   */
+  LockSession lockSessionFor(ServerKey key, long waitUntil) {
     ensureOpen();
-    long h = key.value() * 0x9E3779B97F4A7C15L + key.objsubid();
-    int i = (int) ((h >>> 33) % lockSessions.length);
-    LockSession s = lockSessions[i];
+    Slot slot = lockSessions[indexOf(key, lockSessions.length)];
+    LockSession s = slot.session;
     if (s != null && !s.isDead()) {
       return s;
     }
+    CompletableFuture<LockSession> f;
     synchronized (this) {
       ensureOpen();
-      s = lockSessions[i];
-      if (s == null || s.isDead()) {
-        s = open("lock-" + i, false);
-        lockSessions[i] = s;
+      s = slot.session;
+      if (s != null && !s.isDead()) {
+        return s;
       }
-      return s;
+      f = slot.opening;
+      if (f == null) {
+        f = openInBackground("lock-" + slot.index, false);
+        slot.opening = f;
+        CompletableFuture<LockSession> mine = f;
+        f.whenComplete((opened, error) -> settleLockSession(slot, mine, opened));
+      }
+    }
+    return await(f, "lock session lock-" + slot.index, waitUntil);
+  }
+
+  /** Which of {@code count} lock sessions carries the key: always the same one. */
+  static int indexOf(ServerKey key, int count) {
+    long h = key.value() * 0x9E3779B97F4A7C15L + key.objsubid();
+    return (int) ((h >>> 33) % count);
+  }
+
+  private void settleLockSession(Slot slot, CompletableFuture<LockSession> f, LockSession opened) {
+    boolean keep;
+    synchronized (this) {
+      if (slot.opening == f) {
+        slot.opening = null;
+      }
+      keep = opened != null && !closed;
+      if (keep) {
+        slot.session = opened;
+      }
+    }
+    if (opened != null && !keep) {
+      opened.close(System.nanoTime() + config.connectTimeout().toNanos()); // the PgLocks closed meanwhile
     }
   }
 
@@ -60,12 +124,17 @@ final class Sessions {
    * @return the size of the server's lock table
    */
   int openFirst() {
-    LockSession first = lockSessionFor(new ServerKey(1, 0));
+    LockSession first = lockSessionFor(new ServerKey(1, 0), Long.MAX_VALUE);
     return SessionSetup.probe(config, first.pid());
   }
 
-  /** A wait session for one blocking wait, or null if the bound is reached. */
-  LockSession borrowWaitSession() {
+  /**
+   * A wait session for one blocking wait, or null if the bound is reached. Waits for a new one to
+   * open at most {@link PgLocksConfig#connectTimeout()}; one that opens later joins the idle pool.
+   *
+   * @throws LockSessionException if a new wait session could not be opened in time
+   */
+  LockSession borrowWaitSession(long waitUntil) {
     ensureOpen();
     if (!waitPermits.tryAcquire()) {
       return null;
@@ -78,21 +147,40 @@ final class Sessions {
         }
         allWaitSessions.remove(s);
       }
-      synchronized (this) {
-        ensureOpen(); // closeAll must see every wait session it has to close
-        s = open("wait-" + opened.get(), true);
-        allWaitSessions.add(s);
+      CompletableFuture<LockSession> f = openInBackground("wait-" + opened.get(), true);
+      CompletableFuture<LockSession> registered = f.thenApply(this::registerWaitSession);
+      try {
+        return await(registered, "a wait session", waitUntil);
+      } catch (LockSessionException e) {
+        // Given up on: if it opens after all, it waits in the pool for the next waiter.
+        registered.thenAccept(late -> {
+          if (late != null) {
+            idleWaitSessions.addFirst(late);
+          }
+        });
+        throw e;
       }
-      return s;
     } catch (RuntimeException e) {
       waitPermits.release();
       throw e;
     }
   }
 
+  /** Adds a newly opened wait session to the ones closeAll closes; closes it if closeAll already ran. */
+  private LockSession registerWaitSession(LockSession s) {
+    synchronized (this) {
+      if (!closed) {
+        allWaitSessions.add(s);
+        return s;
+      }
+    }
+    s.close(System.nanoTime() + config.connectTimeout().toNanos());
+    return null;
+  }
+
   /** Gives back a wait session that no longer holds or waits for anything. */
   void returnWaitSession(LockSession s) {
-    if (s.isDead()) {
+    if (s.isDead() || closed) {
       allWaitSessions.remove(s);
     } else {
       idleWaitSessions.addFirst(s);
@@ -100,23 +188,81 @@ final class Sessions {
     waitPermits.release();
   }
 
-  private LockSession open(String role, boolean forWaiting) {
+  /** Starts opening a session on a thread of its own. */
+  private CompletableFuture<LockSession> openInBackground(String role, boolean forWaiting) {
     int n = opened.incrementAndGet();
-    String appName = "pglock:" + config.nodeName() + ":" + role;
-    SessionSetup.Opened o = SessionSetup.open(config, appName);
+    CompletableFuture<LockSession> f = new CompletableFuture<>();
+    Thread opener = new Thread(() -> {
+      try {
+        f.complete(open(role, n, forWaiting));
+      } catch (RuntimeException | Error e) {
+        f.completeExceptionally(e);
+      }
+    }, "pglock-" + config.nodeName() + "-open-" + role + "#" + n);
+    opener.setDaemon(true);
+    opener.start();
+    return f;
+  }
+
+  private LockSession open(String role, int n, boolean forWaiting) {
+    SessionSetup.Opened o = SessionSetup.open(config, ApplicationNames.of(config, role));
+    if (clock != LeaseClock.SYSTEM) {
+      o = new SessionSetup.Opened(o.connection(), o.pid(), o.lease().withClock(clock));
+    }
     try {
       return LockSession.start("pglock-" + config.nodeName() + "-" + role + "#" + n, forWaiting, o, listener,
           watchdog);
     } catch (java.sql.SQLException e) {
       SessionSetup.closeQuietly(o.connection());
-      throw new io.pglock.LockSessionException("could not prepare a lock session: " + SqlErrors.describe(e), e);
+      throw new LockSessionException("could not prepare a lock session: " + SqlErrors.describe(e), e);
+    }
+  }
+
+  /**
+   * Waits for an open at most the connect timeout. An interrupt does not cut the wait short (it is
+   * bounded) and stays set for the caller to act on.
+   */
+  private LockSession await(CompletableFuture<LockSession> f, String what, long waitUntil) {
+    long deadline = System.nanoTime() + config.connectTimeout().toNanos();
+    if (waitUntil - deadline < 0) {
+      deadline = waitUntil;
+    }
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          LockSession s = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+          if (s == null) {
+            throw closedError();
+          }
+          return s;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (TimeoutException e) {
+          throw new LockSessionException("could not open " + what + " within the connect timeout ("
+              + config.connectTimeout().toMillis() + " ms): the database or the network does not answer; "
+              + "the open goes on in the background. Check that PostgreSQL is reachable, or raise "
+              + "PgLocksBuilder.connectTimeout", null);
+        } catch (ExecutionException e) {
+          Throwable cause = e.getCause();
+          if (cause instanceof RuntimeException) {
+            throw (RuntimeException) cause;
+          }
+          throw new LockSessionException("could not open " + what + ": " + cause, cause);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
   /** Lock and wait sessions open now. */
   int openCount() {
     int n = 0;
-    for (LockSession s : lockSessions) {
+    for (Slot slot : lockSessions) {
+      LockSession s = slot.session;
       if (s != null && !s.isDead()) {
         n++;
       }
@@ -131,26 +277,39 @@ final class Sessions {
 
   private void ensureOpen() {
     if (closed) {
-      throw new io.pglock.PgLocksClosedException("the PgLocks was closed while this call was under way");
+      throw closedError();
     }
   }
 
-  /** Closes every session (orderly: queued releases first, then {@code pg_advisory_unlock_all()}). */
-  void closeAll(long timeoutMillis) {
-    closed = true;
+  private static PgLocksClosedException closedError() {
+    return new PgLocksClosedException("the PgLocks was closed while this call was under way");
+  }
+
+  /**
+   * Closes every session (orderly: queued releases first, then {@code pg_advisory_unlock_all()}) by
+   * the deadline; a session that cannot finish by then is aborted, which frees its locks as well.
+   * Opens still under way close their session when they finish.
+   */
+  void closeAll(long deadlineNanos) {
+    List<LockSession> all = new ArrayList<>();
+    synchronized (this) {
+      closed = true;
+      for (Slot slot : lockSessions) {
+        if (slot.session != null) {
+          all.add(slot.session);
+        }
+      }
+      all.addAll(allWaitSessions);
+    }
     for (LockSession s : allWaitSessions) {
       s.beginClose(); // the cancelled waiter must not queue its next chunk here
       s.cancelStatement();
     }
-    synchronized (this) {
-      for (LockSession s : lockSessions) {
-        if (s != null) {
-          s.close(timeoutMillis);
-        }
-      }
+    for (LockSession s : all) {
+      s.beginClose();
     }
-    for (LockSession s : allWaitSessions) {
-      s.close(timeoutMillis);
+    for (LockSession s : all) {
+      s.close(deadlineNanos);
     }
   }
 }

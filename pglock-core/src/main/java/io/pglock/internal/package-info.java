@@ -52,6 +52,18 @@
  *       handed to anyone.
  *   <li>Every heartbeat compares the backend pid with the one seen at connect: a change means a
  *       transaction-mode pooler, and the session is closed.
+ *   <li>A session that holds locks and is idle looks every 20 ms for a message the server sent on
+ *       its own (a FATAL error before it closes the connection) with a one-millisecond socket read:
+ *       no statement, no round trip. Reading one ends the session at once.
+ *   <li>The lease is read on two clocks (monotonic and wall); either one past the deadline ends it.
  * </ul>
+ *
+ * <h2>Bounds</h2>
+ * No network I/O happens under a monitor another caller needs. Sessions open on threads of their
+ * own ({@code Sessions}); callers wait for an open, for a try's answer and for a blocking wait at most
+ * their own deadline plus the connect timeout, then abandon the op (a late grant is released by the
+ * session) and, for a blocking wait, send the cancel from another thread. A caller sends its own
+ * batch (combining) only while its session answered within the last 50 ms, since the thread that
+ * sends is the one that must read the answer.
  */
 package io.pglock.internal;

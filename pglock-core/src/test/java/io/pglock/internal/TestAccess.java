@@ -43,4 +43,44 @@ public final class TestAccess {
       return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
     }
   }
+
+  /** Clocks a test moves by hand: the monotonic one follows the JVM's, the wall clock can jump. */
+  public static final class JumpingClock implements LeaseClock {
+    private volatile long wallOffsetMillis;
+    private volatile long nanoOffset;
+
+    /** Moves the wall clock only, as a suspend of the VM does (the monotonic clock stood still). */
+    public void suspendFor(java.time.Duration d) {
+      wallOffsetMillis += d.toMillis();
+    }
+
+    /** Moves the monotonic clock only. */
+    public void advanceMonotonic(java.time.Duration d) {
+      nanoOffset += d.toNanos();
+    }
+
+    @Override
+    public long nanoTime() {
+      return System.nanoTime() + nanoOffset;
+    }
+
+    @Override
+    public long wallMillis() {
+      return System.currentTimeMillis() + wallOffsetMillis;
+    }
+  }
+
+  /** Starts a PgLocks with the builder's settings whose lease reads the given clocks. */
+  public static io.pglock.PgLocks start(io.pglock.PgLocksBuilder builder, JumpingClock clock) {
+    PgLocksConfig config;
+    try (io.pglock.PgLocks probe = builder.build()) {
+      config = probe.config();
+    }
+    return DefaultPgLocks.start(config, clock);
+  }
+
+  /** The index (0-based) of the lock session that carries the key, out of {@code sessions}. */
+  public static int sessionIndex(io.pglock.LockKey key, int sessions) {
+    return Sessions.indexOf(ServerKey.of(key), sessions);
+  }
 }

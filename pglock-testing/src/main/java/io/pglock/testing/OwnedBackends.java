@@ -31,6 +31,11 @@ public final class OwnedBackends {
     return c;
   }
 
+  /** A DataSource whose connections' backends are recorded here, for one a test made itself. */
+  public static javax.sql.DataSource recording(javax.sql.DataSource target) {
+    return new RecordingDataSource(target);
+  }
+
   /** Records a backend by pid (for connections that did not come from {@link TestDatabase}). */
   public static void record(int pid) {
     PIDS.add(pid);
