@@ -3,6 +3,7 @@ package io.pglock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.pglock.fault.HoldingProxy;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;

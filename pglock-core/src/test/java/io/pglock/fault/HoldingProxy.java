@@ -1,4 +1,4 @@
-package io.pglock;
+package io.pglock.fault;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,11 +19,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * text), it holds either that request before the server sees it ({@link Hold#REQUEST}) or the
  * server's reply to it before the client sees it ({@link Hold#REPLY}), until {@link #release()}.
  * Other connections (such as cancel requests, which pgjdbc sends to the same host and port) pass
- * freely; the proxy counts the cancel requests the server has finished with (closed).
+ * freely; the proxy counts the cancel requests the server has finished with (closed). Unlike
+ * {@link TcpProxy}, which freezes all traffic, it stops one statement and nothing else.
  */
-final class HoldingProxy implements AutoCloseable {
+public final class HoldingProxy implements AutoCloseable {
   /** What to hold once the marker is seen. */
-  enum Hold { REQUEST, REPLY }
+  public enum Hold { REQUEST, REPLY }
 
   private static final int CANCEL_REQUEST_CODE = 80877102;
 
@@ -39,7 +40,7 @@ final class HoldingProxy implements AutoCloseable {
   private volatile boolean holding; // set once the marker connection is chosen
   private volatile boolean closed;
 
-  HoldingProxy(String targetHost, int targetPort, String marker, Hold hold) throws IOException {
+  public HoldingProxy(String targetHost, int targetPort, String marker, Hold hold) throws IOException {
     this.targetHost = targetHost;
     this.targetPort = targetPort;
     this.marker = marker.getBytes(StandardCharsets.UTF_8);
@@ -49,22 +50,22 @@ final class HoldingProxy implements AutoCloseable {
   }
 
   /** The local port to connect to instead of the server's. */
-  int port() {
+  public int port() {
     return server.getLocalPort();
   }
 
   /** Whether a request with the marker has arrived (and is now held, or its reply will be). */
-  boolean markerSeen() {
+  public boolean markerSeen() {
     return markerSeen.getCount() == 0;
   }
 
   /** How many cancel requests went through and were closed by the server (so it acted on them). */
-  int cancelsDone() {
+  public int cancelsDone() {
     return cancelsDone.get();
   }
 
   /** Lets the held bytes, and everything after them, through. */
-  void release() {
+  public void release() {
     released.countDown();
   }
 
