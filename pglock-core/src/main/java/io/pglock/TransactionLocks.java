@@ -24,9 +24,10 @@ import java.time.Duration;
  * before, and the connection's {@code lock_timeout} is restored afterwards.
  *
  * <p><b>Interrupts</b> are never lost: a wait ends with {@link InterruptedException} (the flag
- * cleared, nothing new held) if the thread is interrupted before or while it waits, even if the
- * timeout passed as well; if the lock was granted as the interrupt came, the call returns normally
- * with the flag still set. The wait statement is cancelled (a PostgreSQL cancel request, sent from
+ * cleared, nothing new held) if the thread is interrupted before or while it waits. If the wait
+ * ended otherwise as the interrupt came, the call reports that outcome and leaves the flag set, as
+ * session locks do: granted returns normally, a timeout returns {@code false} or throws
+ * {@link LockTimeoutException}, a failure throws its exception. The wait statement is cancelled (a PostgreSQL cancel request, sent from
  * a thread of its own and repeated while the thread stays interrupted and blocked); no cancel
  * reaches a statement the caller runs after the call returns. The immediate {@code tryLock}s run
  * one short statement and do not look at the flag. On a virtual thread (Java 21+), where an

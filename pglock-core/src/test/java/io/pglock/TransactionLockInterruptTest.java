@@ -136,6 +136,39 @@ class TransactionLockInterruptTest extends PgLocksTestSupport {
     holder.rollback();
   }
 
+  /** Timed out on the server as the interrupt came: the timeout is reported, the flag stays set. */
+  @Test
+  void tryLock_timedOutAsTheInterruptComes_returnsFalse_andLeavesTheFlagSet() throws Exception {
+    PgLocks locks = newLocks();
+    Connection holder = transaction(connect());
+    assertThat(locks.inTransaction(holder).tryLock("late")).isTrue();
+    HoldingProxy proxy = track(proxy(WAIT_STATEMENT, HoldingProxy.Hold.REPLY));
+    Connection c = transaction(connectThrough(proxy));
+    int pid = backendPid(c);
+    Connection observer = connect();
+
+    AtomicReference<Thread> thread = new AtomicReference<>();
+    AtomicReference<Boolean> granted = new AtomicReference<>();
+    Future<WaitResult> waiter = inBackground(() -> {
+      thread.set(Thread.currentThread());
+      return waitAndProbe(c, () -> granted.set(locks.inTransaction(c).tryLock("late", Duration.ofMillis(200))));
+    });
+    await("lock_timeout ended the wait on the server", Duration.ofSeconds(10),
+        () -> backendState(observer, pid).equals("idle in transaction (aborted)"));
+    thread.get().interrupt();
+    await("a cancel reached the idle backend", Duration.ofSeconds(10), () -> proxy.cancelsDone() >= 1);
+    proxy.release();
+
+    WaitResult r = waiter.get(30, TimeUnit.SECONDS);
+    assertThat(r.thrown()).isNull();
+    assertThat(granted.get()).isFalse();
+    assertThat(r.interruptedAfter()).as("the interrupt stays set for the caller").isTrue();
+    assertThat(r.lockTimeoutAfter()).isEqualTo(lockTimeout(holder));
+    assertThat(advisoryLocksOf(observer, pid)).isZero();
+    c.rollback();
+    holder.rollback();
+  }
+
   /**
    * On Java 21+, an interrupt of a virtual thread blocked in socket I/O closes the socket: the wait
    * runs on a platform thread, so the interrupt still ends it with InterruptedException and the
@@ -234,6 +267,17 @@ class TransactionLockInterruptTest extends PgLocksTestSupport {
         rs.next();
         return rs.getInt(1);
       }
+    }
+  }
+
+  private static String backendState(Connection observer, int pid) {
+    try (PreparedStatement ps = observer.prepareStatement("SELECT state FROM pg_stat_activity WHERE pid = ?")) {
+      ps.setInt(1, pid);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? String.valueOf(rs.getString(1)) : "gone";
+      }
+    } catch (SQLException e) {
+      throw new RuntimeException(e);
     }
   }
 

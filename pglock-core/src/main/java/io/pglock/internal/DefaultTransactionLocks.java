@@ -24,8 +24,9 @@ import java.util.function.BooleanSupplier;
  * <p>Interrupts: a {@link StatementCanceller}, armed only while the wait statement runs, keeps
  * sending cancels while the thread is interrupted (a cancel that reaches the backend between
  * statements is dropped by PostgreSQL). Every wait ends in {@link #report}, which throws
- * {@link InterruptedException} (flag cleared) unless the lock was granted (flag left set); an
- * exception thrown instead leaves the flag as it was.
+ * {@link InterruptedException} (flag cleared) if the interrupt ended the wait, and otherwise leaves
+ * the flag as it is; an exception thrown instead leaves the flag as it was. For a virtual caller
+ * the statements run on a platform thread ({@link PlatformThreadCall}).
  */
 final class DefaultTransactionLocks implements TransactionLocks {
 
@@ -174,20 +175,22 @@ final class DefaultTransactionLocks implements TransactionLocks {
   }
 
   /**
-   * The one exit of a wait that ended without an exception: granted leaves an interrupt set (the
-   * caller holds the lock and sees the flag); not granted with the thread interrupted (or after
-   * this wait sent a cancel) throws {@link InterruptedException} and clears the flag, even if the
-   * timeout passed as well.
+   * The one exit of a wait that ended without an exception, as for session locks: granted leaves
+   * an interrupt set (the caller holds the lock and sees the flag); ended by the interrupt (a cancel
+   * sent for it, or not started because of it) throws {@link InterruptedException} and clears the
+   * flag; timed out returns false, and an interrupt that came as the timeout passed stays set.
    */
   private static boolean report(LockKey key, Outcome outcome) throws InterruptedException {
-    if (outcome == Outcome.GRANTED) {
-      return true;
+    switch (outcome) {
+      case GRANTED:
+        return true;
+      case CANCELLED:
+        Thread.interrupted();
+        throw new InterruptedException("interrupted while waiting for transaction lock " + key
+            + "; the transaction is still usable and holds what it held before");
+      default:
+        return false;
     }
-    if (Thread.interrupted() || outcome == Outcome.CANCELLED) {
-      throw new InterruptedException("interrupted while waiting for transaction lock " + key
-          + "; the transaction is still usable and holds what it held before");
-    }
-    return false;
   }
 
   private static long checkTimeout(Duration timeout) {
