@@ -213,6 +213,131 @@ class TransactionLocksTest extends PgLocksTestSupport {
     }
   }
 
+  @Test
+  void tryLockByName_sharedMode_sharesWithShared_andExcludesExclusive() throws Exception {
+    PgLocks locks = newLocks();
+    Connection a = transaction();
+    Connection b = transaction();
+    assertThat(locks.inTransaction(a).tryLock("catalog", LockMode.SHARED)).isTrue();
+    assertThat(locks.inTransaction(b).tryLock("catalog", LockMode.SHARED)).isTrue();
+    assertThat(serverHolders(a, locks.key("catalog"))).isEqualTo(2);
+    b.commit();
+    assertThat(locks.inTransaction(b).tryLock("catalog")).isFalse();
+    assertThat(locks.inTransaction(b).tryLock("catalog", LockMode.EXCLUSIVE, Duration.ofMillis(200))).isFalse();
+    locks.inTransaction(b).lock("catalog", LockMode.SHARED, Duration.ofSeconds(5)); // joins the reader
+    assertThat(serverHolders(a, locks.key("catalog"))).isEqualTo(2);
+    a.commit();
+    b.commit();
+  }
+
+  @Test
+  void tryLockByName_withTimeout_returnsFalseOnTimeout_leavesTransactionUsable_andRestoresLockTimeout()
+      throws Exception {
+    PgLocks locks = newLocks();
+    Connection holder = transaction();
+    assertThat(locks.inTransaction(holder).tryLock("timed")).isTrue();
+    Connection c = transaction();
+    try (Statement st = c.createStatement()) {
+      st.execute("SET LOCAL lock_timeout = '7s'");
+    }
+    long start = System.nanoTime();
+    assertThat(locks.inTransaction(c).tryLock("timed", Duration.ofMillis(300))).isFalse();
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(290));
+    assertThat(lockTimeout(c)).isEqualTo("7s");
+    assertThat(locks.inTransaction(c).tryLock("timed", Duration.ZERO)).isFalse();
+    holder.commit();
+    assertThat(locks.inTransaction(c).tryLock("timed", Duration.ofSeconds(5))).isTrue();
+    assertThat(serverHolders(holder, locks.key("timed"))).isEqualTo(1);
+    c.commit();
+    assertThat(serverHolders(holder, locks.key("timed"))).isZero();
+    holder.commit();
+  }
+
+  @Test
+  void tryLockByName_withTimeout_isGrantedWhenTheHolderCommitsDuringTheWait() throws Exception {
+    PgLocks locks = newLocks();
+    Connection holder = transaction();
+    assertThat(locks.inTransaction(holder).tryLock("handover", LockMode.SHARED)).isTrue();
+    Connection c = transaction();
+    Future<Boolean> waiter = inBackground(() -> locks.inTransaction(c).tryLock("handover", Duration.ofSeconds(30)));
+    await("the waiter blocks on the server", Duration.ofSeconds(10), () -> waitersFor(locks.key("handover")) == 1);
+    holder.commit();
+    assertThat(waiter.get(10, TimeUnit.SECONDS)).isTrue();
+    c.commit();
+  }
+
+  @Test
+  void lockByName_withoutLimit_waitsUntilTheHolderCommits_inEitherMode() throws Exception {
+    PgLocks locks = newLocks();
+    for (LockMode mode : LockMode.values()) {
+      Connection holder = transaction();
+      assertThat(locks.inTransaction(holder).tryLock("forever")).isTrue();
+      Connection c = transaction();
+      Future<Object> waiter = inBackground(() -> {
+        if (mode == LockMode.EXCLUSIVE) {
+          locks.inTransaction(c).lock("forever");
+        } else {
+          locks.inTransaction(c).lock("forever", mode);
+        }
+        return null;
+      });
+      await("the waiter blocks on the server", Duration.ofSeconds(10), () -> waitersFor(locks.key("forever")) == 1);
+      assertThat(waiter.isDone()).isFalse();
+      holder.commit();
+      waiter.get(10, TimeUnit.SECONDS);
+      assertThat(serverHolders(holder, locks.key("forever"))).isEqualTo(1);
+      assertThat(locks.inTransaction(holder).tryLock("forever")).isFalse();
+      holder.rollback();
+      c.commit();
+    }
+  }
+
+  @Test
+  void byName_badArguments_areClearErrors() throws Exception {
+    PgLocks locks = newLocks();
+    TransactionLocks tx = locks.inTransaction(transaction());
+    assertThatThrownBy(() -> tx.tryLock("x", (Duration) null)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("timeout");
+    assertThatThrownBy(() -> tx.tryLock("x", Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("timeout");
+    assertThatThrownBy(() -> tx.lock("x", (LockMode) null)).isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("mode");
+    assertThatThrownBy(() -> tx.tryLock("x", (LockMode) null)).isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("mode");
+  }
+
+  /** A tracked connection with a transaction open (autocommit off). */
+  private Connection transaction() throws SQLException {
+    Connection c = connect();
+    c.setAutoCommit(false);
+    return c;
+  }
+
+  static String lockTimeout(Connection c) throws SQLException {
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT current_setting('lock_timeout')")) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  /** Server waiters for one key (other tests may wait on other keys meanwhile). */
+  static int waitersFor(LockKey key) {
+    try (Connection c = db().connect(); PreparedStatement ps = c.prepareStatement("""
+            SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+               AND classid::bigint = ? AND objid::bigint = ? AND objsubid = ?""")) {
+      ps.setLong(1, key.first() & 0xFFFF_FFFFL);
+      ps.setLong(2, key.second() & 0xFFFF_FFFFL);
+      ps.setInt(3, key.objsubid());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    } catch (SQLException e) {
+      throw new RuntimeException(e);
+    }
+  }
+
   /** Tries the lock; the deadlock victim rolls back so the other can go on. */
   private static Throwable attempt(PgLocks locks, Connection c, String name) throws SQLException {
     try {

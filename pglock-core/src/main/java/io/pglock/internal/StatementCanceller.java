@@ -5,81 +5,129 @@ import java.sql.SQLException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.postgresql.PGConnection;
 
 /**
- * Turns an interrupt of a thread blocked in a statement into a cancel request, since socket reads
- * do not see interrupts. The watchdog looks every {@link #CHECK_MILLIS}; the cancel itself (a new
- * connection) is sent from its own short-lived thread, so that a slow or partitioned network never
- * holds up the watchdog's lease checks.
+ * Turns an interrupt of a thread blocked in one statement into cancel requests, since socket reads
+ * do not see interrupts. Create it right before the blocking statement and close it as soon as the
+ * statement returns: it is armed only for that statement.
  *
- * <p>{@link #close()} guarantees that no cancel arrives after it returns: either none was started,
- * or it waits (up to {@value #SEND_WAIT_MILLIS} ms, the bound of a cancel over a dead network) until
- * the server has received it. A cancel that fails to reach the server is sent again at the next check. A cancel that reaches a backend which has finished
- * the statement is ignored by PostgreSQL, so it cannot hit the caller's next statement.
+ * <p><b>It keeps cancelling.</b> PostgreSQL ignores a cancel that reaches a backend between
+ * statements (the statement may still be on its way, or buffered in the network). So while the
+ * waiter is interrupted and the canceller is open, the watchdog sends a cancel at every
+ * {@link #CHECK_MILLIS} check, one at a time, until the statement ends and {@link #close()} is
+ * called. At most one cancel is in flight per canceller.
+ *
+ * <p><b>It never stalls the caller or the watchdog.</b> Each cancel (a new connection) is sent from
+ * its own short-lived daemon thread, bounded by pgjdbc's {@code cancelSignalTimeout}, so that a slow
+ * or partitioned network never holds up the watchdog's lease checks.
+ *
+ * <p><b>It never hits the next statement.</b> {@link #close()} stops new cancels and, if one is in
+ * flight, waits (at most {@value #SEND_WAIT_MILLIS} ms, past pgjdbc's default 10 s bound of a cancel
+ * over a dead network) until the server has received it; a cancel that reaches a backend which has
+ * finished the statement is ignored by PostgreSQL. Only a cancel still undelivered after that bound
+ * (a network stalled for longer) could reach the caller's next statement, which then fails with
+ * SQLSTATE 57014 rather than silently.
  */
 final class StatementCanceller implements AutoCloseable {
   static final long CHECK_MILLIS = 50;
-  private static final long SEND_WAIT_MILLIS = 15_000;
-  private static final int WATCHING = 0;
-  private static final int SENDING = 1;
-  private static final int SENT = 2;
-  private static final int CLOSED = 3;
+  static final long SEND_WAIT_MILLIS = 15_000;
 
-  private final AtomicInteger state = new AtomicInteger(WATCHING);
+  private enum State { WATCHING, SENDING, CLOSED }
+
+  private final Object monitor = new Object();
+  private final Connection connection;
+  private final BooleanSupplier waiterInterrupted;
+  private final String threadName;
   private final ScheduledFuture<?> watch;
+  private State state = State.WATCHING; // guarded by monitor
+  private int attempts; // guarded by monitor
 
-  StatementCanceller(Connection connection, Thread waiter, ScheduledExecutorService watchdog, String threadName) {
-    this.watch = watchdog.scheduleWithFixedDelay(() -> {
-      if (waiter.isInterrupted() && state.compareAndSet(WATCHING, SENDING)) {
-        Thread sender = new Thread(() -> {
-          boolean sent = false;
-          try {
-            connection.unwrap(PGConnection.class).cancelQuery();
-            sent = true;
-          } catch (SQLException e) {
-            // not delivered: the next check sends it again
-          } finally {
-            synchronized (state) {
-              state.set(sent ? SENT : WATCHING);
-              state.notifyAll();
-            }
-          }
-        }, threadName);
-        sender.setDaemon(true);
-        sender.start();
+  StatementCanceller(Connection connection, BooleanSupplier waiterInterrupted, ScheduledExecutorService watchdog,
+      String threadName) {
+    this.connection = connection;
+    this.waiterInterrupted = waiterInterrupted;
+    this.threadName = threadName;
+    this.watch = watchdog.scheduleWithFixedDelay(this::check, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
+  }
+
+  /** On the watchdog: starts one cancel if the waiter is interrupted and none is in flight. */
+  private void check() {
+    if (!waiterInterrupted.getAsBoolean()) {
+      return;
+    }
+    synchronized (monitor) {
+      if (state != State.WATCHING) {
+        return;
       }
-    }, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
+      state = State.SENDING;
+      attempts++;
+    }
+    try {
+      Thread sender = new Thread(this::send, threadName);
+      sender.setDaemon(true);
+      sender.start();
+    } catch (RuntimeException | Error e) {
+      sent(); // could not start a thread now: the next check tries again
+    }
   }
 
-  /** True if a cancel was sent (or is being sent) because the waiter was interrupted. */
+  private void send() {
+    try {
+      connection.unwrap(PGConnection.class).cancelQuery();
+    } catch (SQLException e) {
+      // not delivered (or the connection is gone): the next check sends again while still open
+    } finally {
+      sent();
+    }
+  }
+
+  private void sent() {
+    synchronized (monitor) {
+      if (state == State.SENDING) {
+        state = State.WATCHING;
+      }
+      monitor.notifyAll();
+    }
+  }
+
+  /** True if a cancel was sent (or attempted) because the waiter was interrupted. */
   boolean cancelled() {
-    int s = state.get();
-    return s == SENDING || s == SENT;
+    synchronized (monitor) {
+      return attempts > 0;
+    }
   }
 
-  /** Stops watching; if a cancel is under way, waits until it has reached the server. */
+  /** How many cancels were started (for tests and logs). */
+  int attempts() {
+    synchronized (monitor) {
+      return attempts;
+    }
+  }
+
+  /**
+   * Stops cancelling; if a cancel is in flight, waits (bounded) until it has reached the server. An
+   * interrupt of the calling thread does not cut this wait short; it stays set.
+   */
   @Override
   public void close() {
     watch.cancel(false);
-    if (state.compareAndSet(WATCHING, CLOSED)) {
-      return;
-    }
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SEND_WAIT_MILLIS);
     boolean interrupted = false;
-    synchronized (state) {
-      while (state.get() == SENDING) {
+    synchronized (monitor) {
+      while (state == State.SENDING) {
         long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
         if (left <= 0) {
           break;
         }
         try {
-          state.wait(left);
+          monitor.wait(left);
         } catch (InterruptedException e) {
-          interrupted = true;
+          interrupted = true; // the waiter usually is interrupted: that is why it cancels
         }
       }
+      state = State.CLOSED; // a running check sees this and sends nothing more
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
