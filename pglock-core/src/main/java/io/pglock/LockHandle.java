@@ -21,8 +21,9 @@ import java.util.function.Consumer;
  * configured executor. The lease is read on the monotonic and the wall clock, so a suspended VM
  * does not make an expired lock look held. A lock can be lost before pglock knows only in one case:
  * an administrator's {@code pg_terminate_backend}, a shutdown or a crash frees it immediately; an
- * idle session reads the server's FATAL message within about 20 ms, and where no message comes (a
- * vanished host), the holder learns at its next round trip, at the latest at the lease deadline.
+ * idle session reads the server's FATAL message within 40 ms (about 20 ms typically), and where
+ * no message comes (a vanished host), the holder learns at its next round trip, at the latest at
+ * the lease deadline.
  * Protect the resource with a fencing check where that window matters.
  */
 public interface LockHandle extends AutoCloseable {

@@ -30,7 +30,7 @@ final class LockSession {
    * How often a session that holds locks and sends nothing looks for a message from the server
    * (see {@link #probe()}): detection within this, at a cost of a few system calls per look.
    */
-  static final long PROBE_NANOS = 20_000_000L;
+  static final long PROBE_NANOS = 40_000_000L;
   /**
    * A caller runs its batch itself only if the session answered within this window. The thread that
    * sends a statement is the one that waits for its answer, and a socket read cannot be abandoned:
@@ -63,6 +63,8 @@ final class LockSession {
   private volatile boolean closing;
   /** The loop found the connection taken and parks until the taker lets go. */
   private volatile boolean wantsTalk;
+  /** The loop sleeps until the heartbeat: a caller that gave the session a lock must wake it. */
+  private volatile boolean longParked;
   /** When this session last sent a statement or looked for a server message (loop's own clock). */
   private volatile long lastActivity = System.nanoTime();
   /** When the last answer came back ({@link System#nanoTime()}). */
@@ -175,12 +177,7 @@ final class LockSession {
           break;
         }
         long untilHeartbeat = lease.untilHeartbeat();
-        long untilProbe = held.isEmpty() ? Long.MAX_VALUE : PROBE_NANOS - (System.nanoTime() - lastActivity);
-        if (untilHeartbeat > 0 && untilProbe > 0) {
-          // A lock session also wakes every probe interval while it holds nothing: a caller that
-          // combines may give it a lock without waking it. A wait session gets its lock on this thread.
-          long nap = forWaiting && held.isEmpty() ? untilHeartbeat : Math.min(untilHeartbeat, PROBE_NANOS);
-          LockSupport.parkNanos(this, Math.min(nap, untilProbe));
+        if (untilHeartbeat > 0 && idle(untilHeartbeat)) {
           continue;
         }
       }
@@ -211,10 +208,42 @@ final class LockSession {
     failQueued();
   }
 
-  /** Lets go of the connection after combining, waking the loop if it waits for it. */
+  /**
+   * Parks the idle loop until the next thing it must do. While the session holds locks, that is the
+   * next probe. While it holds none, a lock can still arrive without this loop (a caller that
+   * combines), but only while the session answered within the combine window; so the loop wakes at
+   * probe intervals until the session has been quiet for twice that window, then sleeps until the
+   * heartbeat, flagged so that a caller who combines after all wakes it on leaving.
+   *
+   * @return true if it parked (the caller re-evaluates), false if a probe is due now
+   */
+  private boolean idle(long untilHeartbeat) {
+    long now = System.nanoTime();
+    if (!held.isEmpty()) {
+      long untilProbe = PROBE_NANOS - (now - lastActivity);
+      if (untilProbe <= 0) {
+        return false;
+      }
+      LockSupport.parkNanos(this, Math.min(untilHeartbeat, untilProbe));
+      return true;
+    }
+    long untilQuiet = 2 * COMBINE_WINDOW_NANOS - (now - lastAnswer);
+    if (untilQuiet > 0) {
+      LockSupport.parkNanos(this, Math.min(untilHeartbeat, Math.max(untilQuiet, PROBE_NANOS)));
+      return true;
+    }
+    longParked = true;
+    if (held.isEmpty() && queue.isEmpty()) { // looked at after the flag: a combiner sees one or the other
+      LockSupport.parkNanos(this, untilHeartbeat);
+    }
+    longParked = false;
+    return true;
+  }
+
+  /** Lets go of the connection after combining, waking the loop if it waits for it or sleeps long. */
   private void releaseTalk() {
     talk.unlock();
-    if (wantsTalk) {
+    if (wantsTalk || longParked) {
       LockSupport.unpark(loop);
     }
   }

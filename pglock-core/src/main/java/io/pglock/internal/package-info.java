@@ -52,7 +52,7 @@
  *       handed to anyone.
  *   <li>Every heartbeat compares the backend pid with the one seen at connect: a change means a
  *       transaction-mode pooler, and the session is closed.
- *   <li>A session that holds locks and is idle looks every 20 ms for a message the server sent on
+ *   <li>A session that holds locks and is idle looks every 40 ms for a message the server sent on
  *       its own (a FATAL error before it closes the connection) with a one-millisecond socket read:
  *       no statement, no round trip. Reading one ends the session at once.
  *   <li>The lease is read on two clocks (monotonic and wall); either one past the deadline ends it.
