@@ -21,10 +21,15 @@ final class SessionStatements {
   private final Connection connection;
   private final PreparedStatement arrays;
   private final Map<Integer, PreparedStatement> shaped = new HashMap<>();
+  /** Every this many probes, a full look (a message may sit in pgjdbc's own buffer). */
+  private static final int FULL_PROBE_EVERY = 25;
+  private final PendingBytes pending;
+  private int probes;
 
   SessionStatements(Connection connection) throws SQLException {
     this.connection = connection;
     this.arrays = connection.prepareStatement(Sql.BATCH);
+    this.pending = PendingBytes.of(connection);
   }
 
   /** Runs try-locks and unlocks as one statement, in order; one answer per op. */
@@ -156,11 +161,15 @@ final class SessionStatements {
 
   /**
    * Looks for a message the server sent on its own (a FATAL error before it closes the connection)
-   * without sending anything: waits at most a millisecond on the socket.
+   * without sending anything: asks the kernel whether bytes are waiting ({@link PendingBytes}), and
+   * reads them (waiting at most a millisecond) if so, or every {@value #FULL_PROBE_EVERY}th time.
    *
    * @throws SQLException carrying the server's error, or the connection failure, if there is one
    */
   void probe() throws SQLException {
+    if (++probes % FULL_PROBE_EVERY != 0 && !pending.maybe()) {
+      return;
+    }
     connection.unwrap(PGConnection.class).getNotifications(1);
   }
 
