@@ -159,11 +159,18 @@ final class LockSession {
    * network waits out the driver's {@code cancelSignalTimeout}, and no caller may wait for that.
    */
   void cancelStatement() {
+    cancelStatement(() -> { });
+  }
+
+  /** {@link #cancelStatement()}, then runs {@code afterwards} on the cancel's thread, sent or not. */
+  void cancelStatement(Runnable afterwards) {
     Thread sender = new Thread(() -> {
       try {
         statements.cancel();
       } catch (SQLException | RuntimeException e) {
         log.debug("{}: cancel request failed: {}", name, e.toString());
+      } finally {
+        afterwards.run();
       }
     }, name + "-cancel");
     sender.setDaemon(true);

@@ -78,12 +78,12 @@ final class ServerFetch {
           // The session failed (a restart, a terminated backend) or could not be opened: the dead
           // session freed whatever it held. A try gets one more attempt; a wait, as long as it has time.
           boolean again = timeoutNanos == LockTable.NO_WAIT ? !retriedTry && System.nanoTime() - callBound < 0
-              : System.nanoTime() - deadline < 0;
+              : !past(deadline);
           if (!again) {
             throw e;
           }
           if (retriedTry) { // the first retry goes at once: a terminated backend's session reopens quickly
-            pause(Math.min(reconnect, deadline - System.nanoTime()));
+            pause(Math.min(reconnect, left(deadline)));
             reconnect = Math.min(reconnect * 2, MAX_RECONNECT_NANOS);
           }
           retriedTry = true;
@@ -95,7 +95,7 @@ final class ServerFetch {
           handle = table.grant(st, lockKey, mode, ls);
           break;
         }
-        if (timeoutNanos == LockTable.NO_WAIT || System.nanoTime() - deadline >= 0) {
+        if (timeoutNanos == LockTable.NO_WAIT || past(deadline)) {
           return null;
         }
         LockSession ws;
@@ -116,7 +116,7 @@ final class ServerFetch {
           continue; // interrupted (the checkpoint reports it), or the wait session failed: try again
         }
         // Every wait session is busy: poll with backoff.
-        pause(Math.min(poll, deadline - System.nanoTime()));
+        pause(Math.min(poll, left(deadline)));
         poll = Math.min(poll * 2, MAX_POLL_NANOS);
       }
       reserved = false; // the held lock owns the reservation now
@@ -133,6 +133,16 @@ final class ServerFetch {
         Thread.currentThread().interrupt(); // never swallow an interrupt that was not reported
       }
     }
+  }
+
+  /** Whether the deadline ({@link Long#MAX_VALUE}: none) has passed, whatever the sign of nanoTime. */
+  private static boolean past(long deadline) {
+    return deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0;
+  }
+
+  /** Nanoseconds left until the deadline ({@link Long#MAX_VALUE} when there is none). */
+  private static long left(long deadline) {
+    return deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
   }
 
   /** Session failures worth another attempt: not a closed instance, a refused database or capacity. */
@@ -195,13 +205,20 @@ final class ServerFetch {
           }
           if (op.abandon()) {
             // The session releases the lock if the server granted it anyway, then goes back to the pool.
-            op.whenSettled(() -> sessions.returnWaitSession(ws));
-            ws.cancelStatement();
+            // ...but only once the cancel has gone out too, so that it cannot stop the next waiter's statement.
+            java.util.concurrent.atomic.AtomicInteger pending = new java.util.concurrent.atomic.AtomicInteger(2);
+            Runnable giveBack = () -> {
+              if (pending.decrementAndGet() == 0) {
+                sessions.returnWaitSession(ws);
+              }
+            };
+            op.whenSettled(giveBack);
+            ws.cancelStatement(giveBack);
             if (interrupted && interruptible) {
               return WaitEnd.INTERRUPTED;
             }
             // past the deadline, or a chunk stalled: a wait with time left tries again elsewhere
-            return deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0 ? WaitEnd.TIMED_OUT : WaitEnd.RETRY;
+            return past(deadline) ? WaitEnd.TIMED_OUT : WaitEnd.RETRY;
           }
           // answered just now: take the answer
         }
@@ -225,7 +242,7 @@ final class ServerFetch {
           sessions.returnWaitSession(ws);
           return WaitEnd.INTERRUPTED;
         }
-        if (deadline != Long.MAX_VALUE && System.nanoTime() - deadline >= 0) {
+        if (past(deadline)) {
           sessions.returnWaitSession(ws);
           return WaitEnd.TIMED_OUT;
         }

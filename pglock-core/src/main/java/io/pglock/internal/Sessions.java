@@ -32,6 +32,13 @@ final class Sessions {
   private final ConcurrentLinkedDeque<LockSession> idleWaitSessions = new ConcurrentLinkedDeque<>();
   private final ConcurrentLinkedDeque<LockSession> allWaitSessions = new ConcurrentLinkedDeque<>();
   private final AtomicInteger opened = new AtomicInteger();
+  /**
+   * Opens given up on that have not ended. A driver without a login timeout can wait forever for a
+   * server that accepted the connection and went silent; such an open is left behind (it closes its
+   * session if it ever ends) and a new one started, at most this many times at once.
+   */
+  static final int MAX_ABANDONED_OPENS = 4;
+  private final AtomicInteger abandonedOpens = new AtomicInteger();
   private final LeaseClock clock;
   private LockSession.Listener listener;
   private volatile boolean closed;
@@ -42,6 +49,8 @@ final class Sessions {
     volatile LockSession session;
     /** Guarded by the {@code Sessions} monitor. */
     CompletableFuture<LockSession> opening;
+    /** When {@link #opening} started ({@link System#nanoTime()}); guarded by the monitor. */
+    long openingSince;
 
     Slot(int index) {
       this.index = index;
@@ -85,9 +94,16 @@ final class Sessions {
         return s;
       }
       f = slot.opening;
+      if (f != null && System.nanoTime() - slot.openingSince > config.connectTimeout().toNanos()
+          && abandonedOpens.get() < MAX_ABANDONED_OPENS) {
+        abandonedOpens.incrementAndGet(); // hung past its bound: start afresh, the network may have healed
+        f.whenComplete((late, error) -> abandonedOpens.decrementAndGet());
+        f = null;
+      }
       if (f == null) {
         f = openInBackground("lock-" + slot.index, false);
         slot.opening = f;
+        slot.openingSince = System.nanoTime();
         CompletableFuture<LockSession> mine = f;
         f.whenComplete((opened, error) -> settleLockSession(slot, mine, opened));
       }
@@ -107,7 +123,8 @@ final class Sessions {
       if (slot.opening == f) {
         slot.opening = null;
       }
-      keep = opened != null && !closed;
+      // a late open that was given up on is kept only if nothing took its place
+      keep = opened != null && !closed && (slot.session == null || slot.session.isDead());
       if (keep) {
         slot.session = opened;
       }
@@ -139,30 +156,38 @@ final class Sessions {
     if (!waitPermits.tryAcquire()) {
       return null;
     }
+    boolean permitHandedOn = false;
     try {
       LockSession s;
       while ((s = idleWaitSessions.pollFirst()) != null) {
         if (!s.isDead()) {
+          permitHandedOn = true;
           return s;
         }
         allWaitSessions.remove(s);
       }
-      CompletableFuture<LockSession> f = openInBackground("wait-" + opened.get(), true);
-      CompletableFuture<LockSession> registered = f.thenApply(this::registerWaitSession);
+      CompletableFuture<LockSession> registered = openInBackground("wait-" + opened.get(), true)
+          .thenApply(this::registerWaitSession);
       try {
-        return await(registered, "a wait session", waitUntil);
+        LockSession opened = await(registered, "a wait session", waitUntil);
+        permitHandedOn = true;
+        return opened;
       } catch (LockSessionException e) {
-        // Given up on: if it opens after all, it waits in the pool for the next waiter.
-        registered.thenAccept(late -> {
+        // Given up on: the open keeps the permit until it ends, so that no more than waitSessions
+        // opens are ever under way; if it succeeds after all, the session waits in the pool.
+        permitHandedOn = true;
+        registered.whenComplete((late, error) -> {
           if (late != null) {
             idleWaitSessions.addFirst(late);
           }
+          waitPermits.release();
         });
         throw e;
       }
-    } catch (RuntimeException e) {
-      waitPermits.release();
-      throw e;
+    } finally {
+      if (!permitHandedOn) {
+        waitPermits.release();
+      }
     }
   }
 
