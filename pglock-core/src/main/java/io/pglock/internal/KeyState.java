@@ -19,7 +19,10 @@ final class KeyState {
   boolean busy;
   /** An unlock on a wait session has not completed: the next acquire must wait for it. */
   boolean unlockPending;
-  /** Local handoffs (a lock passed from one holder to the next) since it last came from the server. */
+  /**
+   * Local handoffs (a lock passed from one holder to the next) and shared joins since the lock last
+   * came from the server or the server was last asked whether a writer waits.
+   */
   int handoffs;
   private final List<DefaultLockHandle> handles = new ArrayList<>(1);
   private ArrayDeque<Waiter> waiters;
@@ -69,8 +72,9 @@ final class KeyState {
   }
 
   /**
-   * A shared acquire may join the shared holders without a round trip, as a reader of another
-   * process would get in: unless a waiter is queued (an exclusive one, which it must not overtake).
+   * A shared acquire may join the shared holders, as a reader of another process would get in:
+   * unless a waiter is queued here (an exclusive one, which it must not overtake). Past the handoff
+   * cap the table first asks the server whether a writer waits there.
    */
   boolean canJoin(LockMode mode) {
     return mode == LockMode.SHARED && serverMode == LockMode.SHARED && !handles.isEmpty()

@@ -134,7 +134,7 @@ final class LockSession {
       return;
     }
     queue.add(op);
-    if (combine && !op.isWait() && System.nanoTime() - lastAnswer < COMBINE_WINDOW_NANOS && talk.tryLock()) {
+    if (combine && !op.runsAlone() && System.nanoTime() - lastAnswer < COMBINE_WINDOW_NANOS && talk.tryLock()) {
       try {
         while (!op.isDone() && !dead.get() && runBatch()) {
           // keep combining until our own op is answered
@@ -277,14 +277,19 @@ final class LockSession {
     if (first == null || dead.get()) {
       return false;
     }
-    if (first.isWait()) {
-      runWait(queue.poll());
+    if (first.runsAlone()) {
+      Op op = queue.poll();
+      if (op.isWait()) {
+        runWait(op);
+      } else {
+        runWriterWaiting(op);
+      }
       return true;
     }
     List<Op> ops = new ArrayList<>(Math.min(queue.size(), MAX_BATCH));
     while (ops.size() < MAX_BATCH) {
       Op next = queue.peek();
-      if (next == null || next.isWait()) {
+      if (next == null || next.runsAlone()) {
         break;
       }
       ops.add(queue.poll());
@@ -417,6 +422,28 @@ final class LockSession {
         die(causeOf(e), SqlErrors.describe(e));
         op.fail(new LockSessionException(name + " failed while waiting: " + SqlErrors.describe(e), e));
       }
+    }
+  }
+
+  /** Answers whether an exclusive request for the op's key waits on the server. Must hold {@link #talk}. */
+  private void runWriterWaiting(Op op) {
+    if (op.isDone()) {
+      op.settle();
+      return;
+    }
+    long sent = lease.now();
+    long sentWall = lease.nowWall();
+    lastActivity = sent;
+    try {
+      boolean waiting = statements.exclusiveWaiting(op.key);
+      if (renewed(sent, sentWall)) {
+        op.complete(waiting);
+      } else {
+        op.fail(deadError());
+      }
+    } catch (SQLException e) {
+      die(causeOf(e), SqlErrors.describe(e));
+      op.fail(new LockSessionException(name + " failed: " + SqlErrors.describe(e), e));
     }
   }
 

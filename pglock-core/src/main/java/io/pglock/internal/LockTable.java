@@ -75,13 +75,39 @@ final class LockTable implements LockSession.Listener {
     Stripe s = stripe(key);
     KeyState st;
     KeyState.Waiter w = null;
+    boolean askedServer = false;
+    boolean writerWaits = false;
+    while (true) {
+      LockSession askOn = null;
+      synchronized (s) {
+        if (closed) {
+          throw closedError();
+        }
+        st = s.keys.computeIfAbsent(key, KeyState::new);
+        if (st.canJoin(mode) && !writerWaits) {
+          if (st.handoffs < config.maxLocalHandoffs() || askedServer) {
+            // A reader joins the shared lock held here. Past the cap it has asked the server first
+            // whether a writer waits, as PostgreSQL would for a reader in another process.
+            st.handoffs = askedServer ? 0 : st.handoffs + 1;
+            return addHolder(st, lockKey, mode);
+          }
+          askOn = st.session;
+        }
+      }
+      if (askOn == null) {
+        break;
+      }
+      askedServer = true;
+      writerWaits = fetch.writerWaiting(askOn, key);
+    }
     synchronized (s) {
       if (closed) {
         throw closedError();
       }
       st = s.keys.computeIfAbsent(key, KeyState::new);
-      if (st.canJoin(mode)) {
-        return addHolder(st, lockKey, mode); // a shared join is no handoff: it takes nobody's turn
+      if (st.canJoin(mode) && !writerWaits && (st.handoffs < config.maxLocalHandoffs() || askedServer)) {
+        st.handoffs = askedServer ? 0 : st.handoffs + 1; // changed hands since the loop above looked
+        return addHolder(st, lockKey, mode);
       }
       if (st.isFree()) {
         st.busy = true; // this thread fetches the lock from the server

@@ -17,6 +17,8 @@ final class Op {
   static final int UNLOCK_SHARED = 3;
   static final int WAIT_EXCLUSIVE = 4;
   static final int WAIT_SHARED = 5;
+  /** Asks whether an exclusive request for the key waits on the server; answers true if one does. */
+  static final int WRITER_WAITING = 6;
 
   private static final int PENDING = 0;
   private static final int GRANTED = 1;
@@ -58,7 +60,16 @@ final class Op {
   }
 
   boolean isWait() {
+    return action == WAIT_EXCLUSIVE || action == WAIT_SHARED;
+  }
+
+  /** Runs as a statement of its own, not in a batch of try-locks and unlocks. */
+  boolean runsAlone() {
     return action >= WAIT_EXCLUSIVE;
+  }
+
+  static Op writerWaiting(ServerKey key) {
+    return new Op(WRITER_WAITING, key, 0, null);
   }
 
   boolean isUnlock() {

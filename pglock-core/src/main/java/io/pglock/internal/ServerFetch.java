@@ -158,6 +158,22 @@ final class ServerFetch {
   }
 
   /**
+   * Whether an exclusive request for the key waits on the server, asked on the session that holds
+   * the key's shared lock here; answered within the connect timeout or abandoned.
+   *
+   * @throws LockSessionException if the session failed or gave no answer in time
+   */
+  boolean writerWaiting(LockSession ls, ServerKey key) {
+    Op op = Op.writerWaiting(key);
+    ls.submit(op, true);
+    if (!op.awaitUninterruptibly(System.nanoTime() + config.connectTimeout().toNanos()) && op.abandon()) {
+      throw new LockSessionException(ls.name + " gave no answer within the connect timeout ("
+          + config.connectTimeout().toMillis() + " ms): the database or the network is not answering", null);
+    }
+    return op.result();
+  }
+
+  /**
    * One try-lock on the key's lock session, answered by {@code answerBy} or abandoned (a late grant
    * is then released by the session).
    *

@@ -138,6 +138,19 @@ final class SessionStatements {
     }
   }
 
+  /** Whether an exclusive request for the key waits on the server (any backend). */
+  boolean exclusiveWaiting(ServerKey key) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(Sql.EXCLUSIVE_WAITING)) {
+      ps.setLong(1, key.classid());
+      ps.setLong(2, key.objid());
+      ps.setInt(3, key.objsubid());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
   /** The backend's pid: the heartbeat. */
   int backendPid() throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(Sql.BACKEND_PID); ResultSet rs = ps.executeQuery()) {

@@ -90,6 +90,16 @@ final class Sql {
          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
          AND classid::bigint = ? AND objid::bigint = ? AND objsubid = ? AND mode = ?""";
 
+  /**
+   * Whether an exclusive request for a key waits on the server: asked before a local reader joins
+   * a shared lock held here past the handoff cap, as PostgreSQL would refuse a remote reader then.
+   */
+  static final String EXCLUSIVE_WAITING = """
+      SELECT EXISTS (SELECT 1 FROM pg_locks
+       WHERE locktype = 'advisory' AND NOT granted AND mode = 'ExclusiveLock'
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+         AND classid::bigint = ? AND objid::bigint = ? AND objsubid = ?)""";
+
   /** Frees everything this backend holds, before a session's connection is closed. */
   static final String UNLOCK_ALL = "SELECT pg_advisory_unlock_all()";
 
