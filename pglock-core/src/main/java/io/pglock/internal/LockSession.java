@@ -61,6 +61,8 @@ final class LockSession {
   /** Only the thread holding {@link #talk} uses it. */
   private final SessionStatements statements;
   private volatile boolean closing;
+  /** The op running as a statement of its own (a wait), if any; only the talking thread writes it. */
+  private volatile Op alone;
   /** The loop found the connection taken and parks until the taker lets go. */
   private volatile boolean wantsTalk;
   /** The loop sleeps until the heartbeat: a caller that gave the session a lock must wake it. */
@@ -208,6 +210,10 @@ final class LockSession {
       } catch (RuntimeException | Error e) {
         log.error("{}: unexpected error in the session loop; closing the session", name, e);
         die(LossCause.CONNECTION_LOST, e.toString());
+        Op interrupted = alone;
+        if (interrupted != null) {
+          interrupted.fail(deadError()); // answered, so that its waiter and its wait session move on
+        }
       } finally {
         talk.unlock();
       }
@@ -279,10 +285,15 @@ final class LockSession {
     }
     if (first.runsAlone()) {
       Op op = queue.poll();
-      if (op.isWait()) {
-        runWait(op);
-      } else {
-        runWriterWaiting(op);
+      alone = op;
+      try {
+        if (op.isWait()) {
+          runWait(op);
+        } else {
+          runWriterWaiting(op);
+        }
+      } finally {
+        alone = null;
       }
       return true;
     }
