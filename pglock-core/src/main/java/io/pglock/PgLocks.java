@@ -13,8 +13,9 @@ import javax.sql.DataSource;
  * }
  * }</pre>
  *
- * <p>Session locks are held on pglock's own connections ("lock sessions"), opened from the
- * {@link DataSource} and never returned to a pool while they hold a lock. Many locks share one lock
+ * <p>Session locks are held on pglock's own connections ("lock sessions"), taken from the
+ * {@link DataSource} (a plain one or a pool such as HikariCP) and kept for the session's life; a
+ * pooled connection goes back to its pool with no lock held and every setting as it was. Many locks share one lock
  * session; each session batches pending acquires, releases and heartbeats into one round trip.
  * Transaction-scoped locks ({@link #inTransaction(Connection)}) run on the caller's connection.
  *
@@ -35,16 +36,32 @@ public interface PgLocks extends AutoCloseable {
   /** The key of a name in this instance's namespace. */
   LockKey key(String name);
 
-  /** An exclusive session lock on a name in this instance's namespace. */
+  /**
+   * An exclusive session lock on a name in this instance's namespace.
+   *
+   * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
+   */
   SessionLock lock(String name);
 
-  /** An exclusive session lock on any key. */
+  /**
+   * An exclusive session lock on any key.
+   *
+   * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
+   */
   SessionLock lock(LockKey key);
 
-  /** Shared and exclusive session locks on a name in this instance's namespace. */
+  /**
+   * Shared and exclusive session locks on a name in this instance's namespace.
+   *
+   * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
+   */
   SessionReadWriteLock readWriteLock(String name);
 
-  /** Shared and exclusive session locks on any key. */
+  /**
+   * Shared and exclusive session locks on any key.
+   *
+   * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
+   */
   SessionReadWriteLock readWriteLock(LockKey key);
 
   /**

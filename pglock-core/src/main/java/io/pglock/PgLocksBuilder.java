@@ -43,6 +43,7 @@ public final class PgLocksBuilder {
   private int maxLocalHandoffs = -1;
   private Executor callbackExecutor;
   private Duration connectTimeout;
+  private boolean transactionLocksOnly;
 
   PgLocksBuilder(DataSource dataSource) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -150,10 +151,35 @@ public final class PgLocksBuilder {
   }
 
   /**
-   * Checks the database (PostgreSQL 14 or newer, not behind a transaction-mode pooler) by opening
-   * the first lock session, and returns the running instance.
+   * Builds an instance for transaction-scoped locks alone ({@link PgLocks#inTransaction}): it opens
+   * no lock session, and {@link PgLocks#lock}, {@link PgLocks#readWriteLock} (and so
+   * {@link WorkDistributor}) throw {@link UnsupportedOperationException}.
    *
-   * @throws UnsupportedDatabaseException if the database cannot carry session locks
+   * <p>For a DataSource that reaches PostgreSQL only through a pooler in transaction mode (such as
+   * PgBouncer's {@code pool_mode = transaction}): such a pooler hands a connection's backend to
+   * other clients between transactions, so a session lock would be shared with strangers and is
+   * refused, while a transaction lock ends with the transaction that took it and is safe. Without
+   * this option, {@link #build()} refuses such a DataSource, since session locks could not work.
+   *
+   * @return this builder
+   */
+  public PgLocksBuilder transactionLocksOnly() {
+    if (transactionLocksOnly) {
+      throw new IllegalStateException("transactionLocksOnly was already set");
+    }
+    transactionLocksOnly = true;
+    return this;
+  }
+
+  /**
+   * Checks the database (PostgreSQL 14 or newer, not behind a transaction-mode pooler) by opening
+   * the first lock session, and returns the running instance. With {@link #transactionLocksOnly()}
+   * it checks on one connection (PostgreSQL 14 or newer, any pooler) and opens no lock session.
+   * Returns within {@link #connectTimeout(Duration) connectTimeout} for each connection it opens.
+   *
+   * @return the running instance; close it on shutdown
+   * @throws UnsupportedDatabaseException if the database cannot carry session locks (the message
+   *     names the fix: a direct connection, or {@link #transactionLocksOnly()})
    * @throws LockSessionException if the database cannot be reached
    */
   public PgLocks build() {
@@ -166,7 +192,8 @@ public final class PgLocksBuilder {
         Math.max(maxHeldLocks, 0),
         maxLocalHandoffs >= 0 ? maxLocalHandoffs : 16,
         callbackExecutor,
-        connectTimeout != null ? connectTimeout : DEFAULT_CONNECT_TIMEOUT);
+        connectTimeout != null ? connectTimeout : DEFAULT_CONNECT_TIMEOUT,
+        transactionLocksOnly);
     return DefaultPgLocks.start(config);
   }
 

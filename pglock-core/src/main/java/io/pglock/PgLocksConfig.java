@@ -16,10 +16,11 @@ public final class PgLocksConfig {
   private final int maxLocalHandoffs;
   private final Executor callbackExecutor;
   private final Duration connectTimeout;
+  private final boolean transactionLocksOnly;
 
   PgLocksConfig(DataSource dataSource, String namespace, String nodeName, Duration lease, int lockSessions,
       int waitSessions, int maxHeldLocks, int maxLocalHandoffs, Executor callbackExecutor,
-      Duration connectTimeout) {
+      Duration connectTimeout, boolean transactionLocksOnly) {
     this.dataSource = dataSource;
     this.namespace = namespace;
     this.nodeName = nodeName;
@@ -30,6 +31,7 @@ public final class PgLocksConfig {
     this.maxLocalHandoffs = maxLocalHandoffs;
     this.callbackExecutor = callbackExecutor;
     this.connectTimeout = connectTimeout;
+    this.transactionLocksOnly = transactionLocksOnly;
   }
 
   /** Where lock sessions come from. */
@@ -88,10 +90,19 @@ public final class PgLocksConfig {
     return connectTimeout;
   }
 
+  /**
+   * True if the instance was built for transaction-scoped locks alone
+   * ({@link PgLocksBuilder#transactionLocksOnly()}): it opens no lock session and refuses session locks.
+   */
+  public boolean transactionLocksOnly() {
+    return transactionLocksOnly;
+  }
+
   @Override
   public String toString() {
     return "PgLocksConfig[namespace=" + namespace + ", node=" + nodeName + ", lease=" + lease
         + ", lockSessions=" + lockSessions + ", waitSessions=" + waitSessions + ", maxHeldLocks=" + maxHeldLocks
-        + ", maxLocalHandoffs=" + maxLocalHandoffs + ", connectTimeout=" + connectTimeout + "]";
+        + ", maxLocalHandoffs=" + maxLocalHandoffs + ", connectTimeout=" + connectTimeout
+        + (transactionLocksOnly ? ", transactionLocksOnly" : "") + "]";
   }
 }

@@ -77,6 +77,32 @@ class ErrorsTest extends PgLocksTestSupport {
   }
 
   @Test
+  void transactionLocksOnly_refusesSessionLocks_namingTheOption_butLocksInTransactions() throws Exception {
+    PgLocks locks = track(builder().transactionLocksOnly().build());
+    assertThat(locks.openSessions()).isZero();
+    assertThat(locks.config().transactionLocksOnly()).isTrue();
+    assertThatThrownBy(() -> locks.lock("session-lock")).isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("transactionLocksOnly()").hasMessageContaining("inTransaction");
+    assertThatThrownBy(() -> locks.readWriteLock("session-lock")).isInstanceOf(UnsupportedOperationException.class);
+    assertThatThrownBy(() -> builder().transactionLocksOnly().transactionLocksOnly())
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("transactionLocksOnly was already set");
+    try (Connection c = connect()) {
+      c.setAutoCommit(false);
+      assertThat(locks.inTransaction(c).tryLock("in-transaction")).isTrue();
+      assertThat(serverHolders(c, locks.key("in-transaction"))).isEqualTo(1);
+      c.commit();
+      assertThat(serverHolders(c, locks.key("in-transaction"))).isZero();
+    }
+  }
+
+  @Test
+  void transactionLocksOnly_onMariaDb_isStillUnsupportedDatabase() throws SQLException {
+    MariaDbDataSource maria = new MariaDbDataSource("jdbc:mariadb://127.0.0.1:3306/test?user=root");
+    assertThatThrownBy(() -> PgLocks.builder(maria).transactionLocksOnly().build())
+        .isInstanceOf(UnsupportedDatabaseException.class).hasMessageContaining("pglock needs PostgreSQL");
+  }
+
+  @Test
   void build_serverUnreachable_isLockSessionException() {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL("jdbc:postgresql://127.0.0.1:1/test?connectTimeout=2");

@@ -92,7 +92,30 @@ class PoolerTest extends PgLocksTestSupport {
     assertThatThrownBy(() -> PgLocks.builder(viaPgBouncer()).namespace("test").build())
         .isInstanceOf(UnsupportedDatabaseException.class)
         .hasMessageContaining("pooler in transaction mode")
-        .hasMessageContaining("PgLocks.inTransaction");
+        .hasMessageContaining("PgLocks.inTransaction")
+        .hasMessageContaining("PgLocksBuilder.transactionLocksOnly()");
+  }
+
+  @Test
+  void transactionLocksOnly_throughTransactionPooler_builds_andLocksExcludeSessionLocks() throws Exception {
+    // the user's whole deployment goes through the pooler: nothing else reaches PostgreSQL
+    PgLocks pooled = track(PgLocks.builder(viaPgBouncer()).namespace("test").transactionLocksOnly().build());
+    assertThat(pooled.openSessions()).isZero();
+    assertThatThrownBy(() -> pooled.lock("via-pooler-only")).isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("transactionLocksOnly()");
+    PgLocks direct = newLocks();
+    Connection admin = connect();
+    try (Connection c = viaPgBouncer().getConnection()) {
+      c.setAutoCommit(false);
+      TransactionLocks tx = pooled.inTransaction(c);
+      assertThat(tx.tryLock("via-pooler-only")).isTrue();
+      tx.lock("via-pooler-only-2", Duration.ofSeconds(2));
+      assertThat(serverHolders(admin, pooled.key("via-pooler-only"))).isEqualTo(1);
+      assertThat(direct.lock("via-pooler-only").tryAcquire()).isEmpty();
+      c.commit();
+    }
+    assertThat(serverHolders(admin, pooled.key("via-pooler-only"))).isZero();
+    assertThat(serverHolders(admin, pooled.key("via-pooler-only-2"))).isZero();
   }
 
   @Test

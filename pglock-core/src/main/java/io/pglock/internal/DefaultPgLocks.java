@@ -61,7 +61,12 @@ public final class DefaultPgLocks implements PgLocks {
   static PgLocks start(PgLocksConfig config, LeaseClock clock) {
     DefaultPgLocks locks = new DefaultPgLocks(config, clock);
     try {
-      locks.table.cap(capFor(config, locks.sessions.openFirst()));
+      if (config.transactionLocksOnly()) {
+        locks.sessions.checkDatabase();
+        locks.table.cap(0);
+      } else {
+        locks.table.cap(capFor(config, locks.sessions.openFirst()));
+      }
     } catch (RuntimeException e) {
       locks.close();
       throw e;
@@ -87,6 +92,15 @@ public final class DefaultPgLocks implements PgLocks {
     if (closed.get()) {
       throw new PgLocksClosedException("this PgLocks (namespace " + config.namespace() + ", node "
           + config.nodeName() + ") is closed; build a new one");
+    }
+  }
+
+  private void ensureSessionLocks() {
+    if (config.transactionLocksOnly()) {
+      throw new UnsupportedOperationException("this PgLocks (namespace " + config.namespace() + ") was built with "
+          + "transactionLocksOnly(), so it has no lock session and refuses session locks; use "
+          + "inTransaction(connection), or build another PgLocks without transactionLocksOnly() on a DataSource "
+          + "that reaches PostgreSQL directly or through a session-mode pool");
     }
   }
 
@@ -116,6 +130,7 @@ public final class DefaultPgLocks implements PgLocks {
   @Override
   public SessionLock lock(LockKey key) {
     ensureOpen();
+    ensureSessionLocks();
     return new DefaultSessionLock(this, java.util.Objects.requireNonNull(key, "key"), LockMode.EXCLUSIVE);
   }
 
@@ -127,6 +142,7 @@ public final class DefaultPgLocks implements PgLocks {
   @Override
   public SessionReadWriteLock readWriteLock(LockKey key) {
     ensureOpen();
+    ensureSessionLocks();
     java.util.Objects.requireNonNull(key, "key");
     SessionLock read = new DefaultSessionLock(this, key, LockMode.SHARED);
     SessionLock write = new DefaultSessionLock(this, key, LockMode.EXCLUSIVE);

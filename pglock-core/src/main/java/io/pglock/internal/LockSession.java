@@ -4,7 +4,6 @@ import io.pglock.LockMode;
 import io.pglock.LockSessionException;
 import io.pglock.LossCause;
 import io.pglock.PgLocksClosedException;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -74,7 +73,7 @@ final class LockSession {
   private volatile LossCause lossCause;
   private volatile String failure;
 
-  private LockSession(String name, boolean forWaiting, Connection connection, int pid, Lease lease,
+  private LockSession(String name, boolean forWaiting, BorrowedConnection connection, int pid, Lease lease,
       Listener listener, ScheduledExecutorService watchdog) throws SQLException {
     this.name = name;
     this.forWaiting = forWaiting;
@@ -532,11 +531,7 @@ final class LockSession {
     if (!closing) {
       log.warn("{} (backend pid {}) lost: {}", name, pid, why);
     }
-    try {
-      statements.abort();
-    } catch (SQLException | RuntimeException e) {
-      log.debug("{}: abort failed: {}", name, e.toString());
-    }
+    statements.abort();
     LockSupport.unpark(loop);
     failQueued();
     listener.sessionLost(this, cause);
@@ -600,7 +595,7 @@ final class LockSession {
     }
     try {
       statements.boundNetwork((int) Math.min(Integer.MAX_VALUE, leftMillis));
-      statements.unlockAllAndClose();
+      statements.unlockAllAndGiveBack();
       dead.set(true);
       failQueued(); // an op that slipped in while closing must not wait forever
     } catch (SQLException | RuntimeException e) {

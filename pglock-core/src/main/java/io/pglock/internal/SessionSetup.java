@@ -16,18 +16,60 @@ final class SessionSetup {
 
   static final int MIN_SERVER_VERSION = 140000;
 
-  record Opened(Connection connection, int pid, Lease lease) {}
+  record Opened(BorrowedConnection connection, int pid, Lease lease) {}
 
   /**
-   * Opens and sets up a connection.
+   * Opens and sets up a connection. The connection may come from a pool: everything changed here is
+   * put back when the session ends in order ({@link BorrowedConnection}).
    *
    * @throws UnsupportedDatabaseException if the database is not PostgreSQL 14+ reached directly
    * @throws LockSessionException if the connection fails
    */
   static Opened open(PgLocksConfig config, String applicationName) {
-    Connection c;
+    Connection c = connect(config);
+    BorrowedConnection borrowed;
     try {
-      c = config.dataSource().getConnection();
+      checkPostgres(c);
+      borrowed = BorrowedConnection.of(c);
+    } catch (SQLException e) {
+      BorrowedConnection.closeUnchanged(c);
+      throw new LockSessionException("could not set up a lock session: " + SqlErrors.describe(e), e);
+    } catch (RuntimeException e) {
+      BorrowedConnection.closeUnchanged(c);
+      throw e;
+    }
+    try {
+      return setUp(config, applicationName, borrowed);
+    } catch (SQLException e) {
+      borrowed.discard();
+      throw new LockSessionException("could not set up a lock session: " + SqlErrors.describe(e), e);
+    } catch (RuntimeException e) {
+      borrowed.discard(); // settings may be half changed: never give such a connection back to a pool
+      throw e;
+    }
+  }
+
+  /**
+   * Checks, on one connection given back unchanged, that the DataSource reaches PostgreSQL 14 or
+   * newer through pgjdbc: what an instance for transaction locks alone needs.
+   *
+   * @return true (a value, for the caller that waits for it on another thread)
+   */
+  static Boolean checkOnly(PgLocksConfig config) {
+    Connection c = connect(config);
+    try {
+      checkPostgres(c);
+      return Boolean.TRUE;
+    } catch (SQLException e) {
+      throw new LockSessionException("could not check the database: " + SqlErrors.describe(e), e);
+    } finally {
+      BorrowedConnection.closeUnchanged(c);
+    }
+  }
+
+  private static Connection connect(PgLocksConfig config) {
+    try {
+      return config.dataSource().getConnection();
     } catch (SQLException e) {
       if (SqlErrors.state(e).equals(SqlErrors.INSUFFICIENT_PRIVILEGE)) {
         throw new io.pglock.MissingPrivilegeException("the database role may not connect (" + SqlErrors.describe(e)
@@ -35,46 +77,50 @@ final class SessionSetup {
             + "TO <role>", e);
       }
       throw new LockSessionException("could not open a lock session (" + SqlErrors.describe(e)
-          + "); check the DataSource's URL, credentials and that PostgreSQL is running", e);
+          + "); check the DataSource's URL, credentials and that PostgreSQL is running (with a pool: that "
+          + "it has a connection to spare for each lock and wait session)", e);
     }
-    try {
-      checkPostgres(c);
-      if (!c.getAutoCommit()) {
-        c.setAutoCommit(true); // session locks must not sit inside an open transaction
-      }
-      Duration lease = config.lease();
-      long leaseMs = lease.toMillis();
-      // Keepalive detection (idle + count * interval, whole seconds) must not end the session
-      // before the lease, or the server could free the locks before the client's deadline.
-      long idleS = (leaseMs + 1999) / 2000;
-      long intervalS = Math.max(1, (leaseMs - idleS * 1000 + 2999) / 3000);
-      long sent = System.nanoTime();
-      int pid;
-      try (PreparedStatement ps = c.prepareStatement(Sql.SETUP)) {
-        ps.setString(1, applicationName);
-        ps.setString(2, leaseMs + "ms");
-        ps.setString(3, idleS + "s");
-        ps.setString(4, intervalS + "s");
-        ps.setString(5, "3");
-        ps.setString(6, leaseMs + "ms");
-        ps.setString(7, Math.min(1000, Math.max(100, leaseMs / 3)) + "ms");
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          pid = rs.getInt(8);
-        }
-      }
-      checkPinned(c, pid);
-      // A stalled socket must not outlive the lease by much: the lease check marks the locks lost at
-      // the deadline, and the network timeout frees the loop thread soon after.
-      c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, leaseMs + 5_000));
-      return new Opened(c, pid, new Lease(lease, sent));
-    } catch (SQLException e) {
-      closeQuietly(c);
-      throw new LockSessionException("could not set up a lock session: " + SqlErrors.describe(e), e);
-    } catch (RuntimeException e) {
-      closeQuietly(c);
-      throw e;
+  }
+
+  private static Opened setUp(PgLocksConfig config, String applicationName, BorrowedConnection borrowed)
+      throws SQLException {
+    Connection c = borrowed.connection;
+    if (borrowed.autoCommitWasOff()) {
+      c.setAutoCommit(true); // session locks must not sit inside an open transaction
     }
+    Duration lease = config.lease();
+    long leaseMs = lease.toMillis();
+    // Keepalive detection (idle + count * interval, whole seconds) must not end the session
+    // before the lease, or the server could free the locks before the client's deadline.
+    long idleS = (leaseMs + 1999) / 2000;
+    long intervalS = Math.max(1, (leaseMs - idleS * 1000 + 2999) / 3000);
+    String[] values = {
+        applicationName,                                           // application_name
+        leaseMs + "ms",                                            // idle_session_timeout
+        idleS + "s",                                               // tcp_keepalives_idle
+        intervalS + "s",                                           // tcp_keepalives_interval
+        "3",                                                       // tcp_keepalives_count
+        leaseMs + "ms",                                            // tcp_user_timeout
+        Math.min(1000, Math.max(100, leaseMs / 3)) + "ms",         // client_connection_check_interval
+        "0",                                                       // statement_timeout
+        "0"};                                                      // lock_timeout
+    long sent = System.nanoTime();
+    int pid;
+    try (PreparedStatement ps = c.prepareStatement(Sql.SETUP)) {
+      for (int i = 0; i < values.length; i++) {
+        ps.setString(i + 1, values[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        borrowed.remember(rs);
+        pid = rs.getInt(Sql.SETUP_PID_COLUMN);
+      }
+    }
+    checkPinned(c, pid);
+    // A stalled socket must not outlive the lease by much: the lease check marks the locks lost at
+    // the deadline, and the network timeout frees the loop thread soon after.
+    c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, leaseMs + 5_000));
+    return new Opened(borrowed, pid, new Lease(lease, sent));
   }
 
   /** Refuses anything but PostgreSQL 14 or newer through pgjdbc. */
@@ -104,14 +150,20 @@ final class SessionSetup {
         rs.next();
         int now = rs.getInt(1);
         if (now != pid) {
-          throw new UnsupportedDatabaseException("session locks refused: consecutive statements ran on "
-              + "different backends (pid " + pid + " then " + now + "), so a pooler in transaction mode "
-              + "(such as PgBouncer) sits between pglock and PostgreSQL. Point the lock sessions' DataSource "
-              + "at PostgreSQL directly (or at a session-mode pool), or use transaction-scoped locks "
-              + "(PgLocks.inTransaction), which are safe through such a pooler.");
+          throw new UnsupportedDatabaseException(poolerRefusal("consecutive statements ran on different backends "
+              + "(pid " + pid + " then " + now + ")"));
         }
       }
     }
+  }
+
+  /** The refusal of session locks behind a transaction-mode pooler, with what gave it away and the fixes. */
+  static String poolerRefusal(String evidence) {
+    return "session locks refused: " + evidence + ", so a pooler in transaction mode (such as PgBouncer) sits "
+        + "between pglock and PostgreSQL and would hand pglock's session locks to other clients. Point the "
+        + "DataSource at PostgreSQL directly (or at a session-mode pool), or, for transaction-scoped locks "
+        + "(PgLocks.inTransaction) alone, which are safe through such a pooler, build with "
+        + "PgLocksBuilder.transactionLocksOnly().";
   }
 
   /**
@@ -128,31 +180,29 @@ final class SessionSetup {
    */
   static int probe(PgLocksConfig config, int sessionPid) {
     try (Connection probe = config.dataSource().getConnection()) {
+      boolean autoCommit = probe.getAutoCommit();
       probe.setAutoCommit(false);
-      try (PreparedStatement ps = probe.prepareStatement(Sql.PROBE); ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        int pid = rs.getInt(1);
-        int lockTable = rs.getInt(2);
+      try {
+        return probe(probe, sessionPid);
+      } finally {
         probe.rollback();
-        if (pid == sessionPid) {
-          throw new UnsupportedDatabaseException("session locks refused: two connections from the DataSource "
-              + "share backend pid " + pid + ", so a pooler in transaction mode (such as PgBouncer) sits between "
-              + "pglock and PostgreSQL and would hand pglock's locks to other clients. Point the lock "
-              + "sessions' DataSource at PostgreSQL directly (or at a session-mode pool), or use "
-              + "transaction-scoped locks (PgLocks.inTransaction), which are safe through such a pooler.");
-        }
-        return lockTable;
+        probe.setAutoCommit(autoCommit); // a pooled connection goes back as it came
       }
     } catch (SQLException e) {
       throw new LockSessionException("could not probe the server: " + SqlErrors.describe(e), e);
     }
   }
 
-  static void closeQuietly(Connection c) {
-    try {
-      c.close();
-    } catch (SQLException ignored) {
-      // already failing; the first error is the one reported
+  private static int probe(Connection probe, int sessionPid) throws SQLException {
+    try (PreparedStatement ps = probe.prepareStatement(Sql.PROBE); ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      int pid = rs.getInt(1);
+      int lockTable = rs.getInt(2);
+      if (pid == sessionPid) {
+        throw new UnsupportedDatabaseException(poolerRefusal("two connections from the DataSource share backend "
+            + "pid " + pid));
+      }
+      return lockTable;
     }
   }
 }

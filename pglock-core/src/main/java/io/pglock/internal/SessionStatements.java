@@ -18,6 +18,7 @@ final class SessionStatements {
   /** Prepared statements kept per batch shape; a session sees only a handful of shapes. */
   private static final int MAX_SHAPES = 64;
 
+  private final BorrowedConnection borrowed;
   private final Connection connection;
   private final PreparedStatement arrays;
   private final Map<Integer, PreparedStatement> shaped = new HashMap<>();
@@ -26,8 +27,9 @@ final class SessionStatements {
   private final PendingBytes pending;
   private int probes;
 
-  SessionStatements(Connection connection) throws SQLException {
-    this.connection = connection;
+  SessionStatements(BorrowedConnection borrowed) throws SQLException {
+    this.borrowed = borrowed;
+    this.connection = borrowed.connection;
     this.arrays = connection.prepareStatement(Sql.BATCH);
     this.pending = PendingBytes.of(connection);
   }
@@ -186,20 +188,23 @@ final class SessionStatements {
     connection.unwrap(PGConnection.class).getNotifications(1);
   }
 
-  /** Orderly end: frees every lock of the backend, then closes the connection. */
-  void unlockAllAndClose() throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(Sql.UNLOCK_ALL)) {
-      ps.execute();
-    }
+  /**
+   * Orderly end: frees every lock of the backend, puts back every setting pglock changed and closes
+   * the connection, which returns it clean to a pool ({@link BorrowedConnection#giveBack()}).
+   */
+  void unlockAllAndGiveBack() throws SQLException {
     for (PreparedStatement ps : shaped.values()) {
       ps.close();
     }
     arrays.close();
-    connection.close();
+    borrowed.giveBack();
   }
 
-  /** Drops the connection at once: the server frees every lock on it. */
-  void abort() throws SQLException {
-    connection.abort(Runnable::run);
+  /**
+   * Drops the connection at once: the server frees every lock on it, and a pool discards it
+   * ({@link BorrowedConnection#discard()}).
+   */
+  void abort() {
+    borrowed.discard();
   }
 }

@@ -216,17 +216,31 @@ final class Sessions {
   /** Starts opening a session on a thread of its own. */
   private CompletableFuture<LockSession> openInBackground(String role, boolean forWaiting) {
     int n = opened.incrementAndGet();
-    CompletableFuture<LockSession> f = new CompletableFuture<>();
-    Thread opener = new Thread(() -> {
+    return inBackground("open-" + role + "#" + n, () -> open(role, n, forWaiting));
+  }
+
+  /** Runs connection work on a thread of its own, so that callers can bound their wait for it. */
+  private <T> CompletableFuture<T> inBackground(String threadRole, java.util.function.Supplier<T> work) {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    Thread t = new Thread(() -> {
       try {
-        f.complete(open(role, n, forWaiting));
+        f.complete(work.get());
       } catch (RuntimeException | Error e) {
         f.completeExceptionally(e);
       }
-    }, "pglock-" + config.nodeName() + "-open-" + role + "#" + n);
-    opener.setDaemon(true);
-    opener.start();
+    }, "pglock-" + config.nodeName() + "-" + threadRole);
+    t.setDaemon(true);
+    t.start();
     return f;
+  }
+
+  /**
+   * For an instance with transaction locks alone: checks on one connection that the DataSource
+   * reaches PostgreSQL 14 or newer, within the connect timeout.
+   */
+  void checkDatabase() {
+    await(inBackground("check", () -> SessionSetup.checkOnly(config)), "a connection to check the database",
+        Long.MAX_VALUE);
   }
 
   private LockSession open(String role, int n, boolean forWaiting) {
@@ -238,7 +252,7 @@ final class Sessions {
       return LockSession.start("pglock-" + config.nodeName() + "-" + role + "#" + n, forWaiting, o, listener,
           watchdog);
     } catch (java.sql.SQLException e) {
-      SessionSetup.closeQuietly(o.connection());
+      o.connection().discard();
       throw new LockSessionException("could not prepare a lock session: " + SqlErrors.describe(e), e);
     }
   }
@@ -247,7 +261,7 @@ final class Sessions {
    * Waits for an open at most the connect timeout. An interrupt does not cut the wait short (it is
    * bounded) and stays set for the caller to act on.
    */
-  private LockSession await(CompletableFuture<LockSession> f, String what, long waitUntil) {
+  private <T> T await(CompletableFuture<T> f, String what, long waitUntil) {
     long deadline = System.nanoTime() + config.connectTimeout().toNanos();
     if (waitUntil - deadline < 0) {
       deadline = waitUntil;
@@ -256,7 +270,7 @@ final class Sessions {
     try {
       while (true) {
         try {
-          LockSession s = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+          T s = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
           if (s == null) {
             throw closedError();
           }

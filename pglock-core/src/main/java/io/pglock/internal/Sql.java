@@ -1,23 +1,43 @@
 package io.pglock.internal;
 
+import java.util.List;
+import java.util.stream.Collectors;
+
 /** Every statement pglock-core sends, in one place. Values are always bound parameters. */
 final class Sql {
   private Sql() {}
 
   /**
-   * Sets up a lock session and reads what the checks need. Parameters: application_name,
-   * idle_session_timeout, tcp_keepalives_idle, tcp_keepalives_interval, tcp_keepalives_count,
-   * tcp_user_timeout, client_connection_check_interval.
+   * The session settings a lock session changes, in the order of {@link #SETUP}'s parameters: each
+   * is read before it is set, and put back by {@link #GIVE_BACK} (see {@link BorrowedConnection}).
+   * {@code statement_timeout} and {@code lock_timeout} are cleared so that a role's or a pool's
+   * defaults cannot cut a wait short; a wait sets its own {@code lock_timeout}.
    */
-  static final String SETUP = """
-      SELECT set_config('application_name', ?, false),
-             set_config('idle_session_timeout', ?, false),
-             set_config('tcp_keepalives_idle', ?, false),
-             set_config('tcp_keepalives_interval', ?, false),
-             set_config('tcp_keepalives_count', ?, false),
-             set_config('tcp_user_timeout', ?, false),
-             set_config('client_connection_check_interval', ?, false),
-             pg_backend_pid(), current_user, current_database()""";
+  static final List<String> SESSION_SETTINGS = List.of("application_name", "idle_session_timeout",
+      "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout",
+      "client_connection_check_interval", "statement_timeout", "lock_timeout");
+
+  /**
+   * Sets up a lock session and reads what the checks need. Columns 1 to n: the value of each of
+   * {@link #SESSION_SETTINGS} before the change (PostgreSQL evaluates a target list left to right,
+   * so every read comes before its set); then the new values, the backend pid, current_user and
+   * current_database(). Parameters: the new values, in {@link #SESSION_SETTINGS} order.
+   */
+  static final String SETUP = "SELECT "
+      + SESSION_SETTINGS.stream().map(n -> "current_setting('" + n + "')").collect(Collectors.joining(", "))
+      + ", "
+      + SESSION_SETTINGS.stream().map(n -> "set_config('" + n + "', ?, false)").collect(Collectors.joining(", "))
+      + ", pg_backend_pid(), current_user, current_database()";
+
+  /** The column of {@link #SETUP} that holds the backend pid. */
+  static final int SETUP_PID_COLUMN = 2 * SESSION_SETTINGS.size() + 1;
+
+  /**
+   * The orderly end of a lock session: frees every advisory lock the backend holds, then puts every
+   * one of {@link #SESSION_SETTINGS} back. Parameters: the original values, in that order.
+   */
+  static final String GIVE_BACK = "SELECT pg_advisory_unlock_all(), "
+      + SESSION_SETTINGS.stream().map(n -> "set_config('" + n + "', ?, false)").collect(Collectors.joining(", "));
 
   /** The server's version number, e.g. 150020: checked before anything version-specific is set. */
   static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
@@ -99,9 +119,6 @@ final class Sql {
        WHERE locktype = 'advisory' AND NOT granted AND mode = 'ExclusiveLock'
          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
          AND classid::bigint = ? AND objid::bigint = ? AND objsubid = ?)""";
-
-  /** Frees everything this backend holds, before a session's connection is closed. */
-  static final String UNLOCK_ALL = "SELECT pg_advisory_unlock_all()";
 
   // Transaction-scoped locks on the caller's connection.
   static final String XACT_TRY_INT64 = "SELECT pg_try_advisory_xact_lock(?)";

@@ -32,7 +32,7 @@ public final class TestAccess {
   /** @return {idle_session_timeout, keepalive detection (idle + count * interval), tcp_user_timeout} in ms */
   public static long[] serverTimersMillis(PgLocksConfig config) throws Exception {
     SessionSetup.Opened o = SessionSetup.open(config, "pglock-test-probe");
-    try (Connection c = o.connection(); Statement st = c.createStatement();
+    try (Connection c = o.connection().connection; Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("""
             SELECT (SELECT setting::bigint FROM pg_settings WHERE name = 'idle_session_timeout'),
                    (SELECT setting::bigint FROM pg_settings WHERE name = 'tcp_keepalives_idle') * 1000

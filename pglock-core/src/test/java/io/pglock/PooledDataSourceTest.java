@@ -1,0 +1,216 @@
+package io.pglock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * pglock on a HikariCP pool, as Spring Boot hands it out: a lock session borrows a pooled
+ * connection for its whole life and gives it back with no advisory lock and every setting as it
+ * found it; a session that dies is discarded by the pool, never lent again nor kept borrowed.
+ */
+class PooledDataSourceTest extends PgLocksTestSupport {
+  private static final int POOL_SIZE = 4;
+  /** What the pool's own setup sets: pglock must leave each of these as it found it. */
+  private static final String POOL_INIT_SQL = "SELECT set_config('statement_timeout', '7s', false), "
+      + "set_config('lock_timeout', '3s', false), set_config('idle_session_timeout', '0', false)";
+  private static final List<String> SETTINGS = List.of("application_name", "idle_session_timeout",
+      "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout",
+      "client_connection_check_interval", "statement_timeout", "lock_timeout");
+
+  private HikariDataSource pool(boolean autoCommit) {
+    HikariConfig config = new HikariConfig();
+    config.setDataSource(db().dataSource("pooled-app"));
+    config.setMinimumIdle(POOL_SIZE);
+    config.setMaximumPoolSize(POOL_SIZE);
+    config.setAutoCommit(autoCommit);
+    config.setConnectionInitSql(POOL_INIT_SQL);
+    config.setConnectionTimeout(5_000);
+    config.setPoolName("pglock-test-pool");
+    return track(new HikariDataSource(config));
+  }
+
+  private PgLocks locksOn(HikariDataSource pool, String node) {
+    return PgLocks.builder(pool).namespace("test").nodeName(node).waitSessions(1).build();
+  }
+
+  @Test
+  void close_givesEveryPooledConnectionBackAsItWas() throws Exception {
+    HikariDataSource pool = pool(true);
+    Map<Integer, Map<String, String>> before = settingsOfEveryPooledConnection(pool);
+    assertThat(before).hasSize(POOL_SIZE);
+
+    PgLocks locks = locksOn(pool, "pooled-close");
+    PgLocks other = newLocks();
+    Connection admin = connect();
+    // a lock on the lock session, and one granted on a wait session (which sets its lock_timeout)
+    LockHandle held = locks.lock("pooled-a").tryAcquire().orElseThrow();
+    LockHandle blocker = other.lock("pooled-b").tryAcquire().orElseThrow();
+    Future<LockHandle> waiting = inBackground(() -> locks.lock("pooled-b").acquire(Duration.ofSeconds(20)));
+    await("the pooled instance waits on the server", Duration.ofSeconds(10),
+        () -> serverWaiters(locks.key("pooled-b")) == 1);
+    blocker.close();
+    LockHandle granted = waiting.get(10, TimeUnit.SECONDS);
+    assertThat(granted.isHeld()).isTrue();
+    assertThat(serverHolders(admin, locks.key("pooled-a"))).isEqualTo(1);
+    assertThat(pool.getHikariPoolMXBean().getActiveConnections()).isEqualTo(2); // lock + wait session
+
+    locks.close();
+
+    assertThat(held.state()).isIn(HandleState.LOST, HandleState.RELEASED);
+    assertThat(granted.isHeld()).isFalse();
+    assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("borrowed connections after close").isZero();
+    assertThat(pool.getHikariPoolMXBean().getTotalConnections()).as("none was discarded").isEqualTo(POOL_SIZE);
+    Map<Integer, Map<String, String>> after = settingsOfEveryPooledConnection(pool);
+    assertThat(after).as("the same backends, settings as before, no advisory lock").isEqualTo(before);
+  }
+
+  @Test
+  void autoCommitOffPool_sessionLocksHoldAcrossTime_andConnectionsGoBackWithAutoCommitOff() throws Exception {
+    HikariDataSource pool = pool(false);
+    Map<Integer, Map<String, String>> before = settingsOfEveryPooledConnection(pool);
+    PgLocks locks = locksOn(pool, "pooled-nocommit");
+    PgLocks other = newLocks();
+    try (LockHandle h = locks.lock("pooled-c").tryAcquire().orElseThrow()) {
+      // a session lock taken inside a transaction that never commits would still be held; taken in
+      // autocommit it is held, and another process is refused
+      assertThat(other.lock("pooled-c").tryAcquire()).isEmpty();
+      assertThat(h.isHeld()).isTrue();
+    }
+    Connection admin = connect();
+    await("the release reaches the server", Duration.ofSeconds(10),
+        () -> holders(admin, locks.key("pooled-c")) == 0);
+    locks.close();
+    assertThat(pool.getHikariPoolMXBean().getActiveConnections()).isZero();
+    List<Connection> borrowed = borrowAll(pool);
+    for (Connection c : borrowed) {
+      assertThat(c.getAutoCommit()).isFalse();
+    }
+    closeAll(borrowed);
+    assertThat(settingsOfEveryPooledConnection(pool)).isEqualTo(before);
+  }
+
+  @Test
+  void deadLockSession_isDiscardedByThePool_notKeptBorrowed_andLocksComeBack() throws Exception {
+    HikariDataSource pool = pool(true);
+    PgLocks locks = locksOn(pool, "pooled-dead");
+    Connection admin = connect();
+    LockHandle held = locks.lock("pooled-d").tryAcquire().orElseThrow();
+    int pid = holderPid(admin, locks.key("pooled-d"));
+    assertThat(pool.getHikariPoolMXBean().getActiveConnections()).isEqualTo(1);
+
+    try (PreparedStatement ps = admin.prepareStatement("SELECT pg_terminate_backend(?, 10000)")) {
+      ps.setInt(1, pid);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        assertThat(rs.getBoolean(1)).isTrue();
+      }
+    }
+    await("the handle reports the loss", Duration.ofSeconds(10), () -> held.state() == HandleState.LOST);
+    await("the dead session's connection goes back to the pool, which discards it", Duration.ofSeconds(10),
+        () -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
+    // every connection the pool lends now is alive and is not the dead backend
+    List<Connection> borrowed = borrowAll(pool);
+    for (Connection c : borrowed) {
+      assertThat(c.isValid(2)).isTrue();
+      assertThat(backendPid(c)).isNotEqualTo(pid);
+    }
+    closeAll(borrowed);
+    // and the instance carries on through the pool
+    Optional<LockHandle> again = locks.lock("pooled-d").tryAcquire();
+    assertThat(again).isPresent();
+    again.get().close();
+  }
+
+  /** Borrows every connection of the pool at once and reads its settings and advisory locks. */
+  private Map<Integer, Map<String, String>> settingsOfEveryPooledConnection(HikariDataSource pool) throws SQLException {
+    List<Connection> borrowed = borrowAll(pool);
+    Map<Integer, Map<String, String>> byPid = new HashMap<>();
+    try {
+      for (Connection c : borrowed) {
+        assertThat(c.isValid(2)).isTrue();
+        byPid.put(backendPid(c), settingsOf(c));
+      }
+    } finally {
+      closeAll(borrowed);
+    }
+    return byPid;
+  }
+
+  private static List<Connection> borrowAll(HikariDataSource pool) throws SQLException {
+    List<Connection> borrowed = new ArrayList<>();
+    for (int i = 0; i < POOL_SIZE; i++) {
+      borrowed.add(pool.getConnection());
+    }
+    return borrowed;
+  }
+
+  private static void closeAll(List<Connection> connections) throws SQLException {
+    for (Connection c : connections) {
+      if (!c.getAutoCommit()) {
+        c.rollback();
+      }
+      c.close();
+    }
+  }
+
+  private static Map<String, String> settingsOf(Connection c) throws SQLException {
+    if (!c.getAutoCommit()) {
+      c.rollback(); // read what the session keeps, not what an open transaction would undo
+    }
+    Map<String, String> values = new HashMap<>();
+    for (String name : SETTINGS) {
+      try (PreparedStatement ps = c.prepareStatement("SELECT current_setting(?)")) {
+        ps.setString(1, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          values.put(name, rs.getString(1));
+        }
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      values.put("advisory locks", rs.getString(1));
+    }
+    values.put("network timeout", String.valueOf(c.getNetworkTimeout()));
+    return values;
+  }
+
+  private static int backendPid(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()"); ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private static int holderPid(Connection admin, LockKey key) throws SQLException {
+    try (PreparedStatement ps = admin.prepareStatement("""
+        SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+           AND classid::bigint = ? AND objid::bigint = ? AND objsubid = ?""")) {
+      ps.setLong(1, key.first() & 0xFFFF_FFFFL);
+      ps.setLong(2, key.second() & 0xFFFF_FFFFL);
+      ps.setInt(3, key.objsubid());
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        return rs.getInt(1);
+      }
+    }
+  }
+}
