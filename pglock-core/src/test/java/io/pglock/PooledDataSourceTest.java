@@ -1,6 +1,7 @@
 package io.pglock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -134,6 +135,26 @@ class PooledDataSourceTest extends PgLocksTestSupport {
     Optional<LockHandle> again = locks.lock("pooled-d").tryAcquire();
     assertThat(again).isPresent();
     again.get().close();
+  }
+
+  @Test
+  void build_poolWithNoConnectionToSpare_failsWithinConnectTimeout_namingThePool() throws Exception {
+    HikariDataSource pool = pool(true);
+    List<Connection> taken = borrowAll(pool);
+    try {
+      taken.remove(0).close(); // one left: enough for the lock session, none for the probe
+      long start = System.nanoTime();
+      assertThatThrownBy(() -> PgLocks.builder(pool).namespace("test").connectTimeout(Duration.ofMillis(500)).build())
+          .isInstanceOf(LockSessionException.class)
+          .hasMessageContaining("within the connect timeout (500 ms)")
+          .hasMessageContaining("a connection for each lock and wait session");
+      // the bound of every call: its timeout plus connectTimeout; here generous for a loaded machine
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(500 + 3_000));
+    } finally {
+      closeAll(taken);
+    }
+    await("the lock session of the failed build goes back to the pool", Duration.ofSeconds(10),
+        () -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
   }
 
   /** Borrows every connection of the pool at once and reads its settings and advisory locks. */

@@ -142,7 +142,9 @@ final class Sessions {
    */
   int openFirst() {
     LockSession first = lockSessionFor(new ServerKey(1, 0), Long.MAX_VALUE);
-    return SessionSetup.probe(config, first.pid());
+    // bounded like the open: a pool with no connection to spare must not hold build() for its own timeout
+    return await(inBackground("probe", () -> SessionSetup.probe(config, first.pid())),
+        "a second connection to probe the server", Long.MAX_VALUE);
   }
 
   /**
@@ -279,9 +281,10 @@ final class Sessions {
           interrupted = true;
         } catch (TimeoutException e) {
           throw new LockSessionException("could not open " + what + " within the connect timeout ("
-              + config.connectTimeout().toMillis() + " ms): the database or the network does not answer; "
-              + "the open goes on in the background. Check that PostgreSQL is reachable, or raise "
-              + "PgLocksBuilder.connectTimeout", null);
+              + config.connectTimeout().toMillis() + " ms): the database or the network does not answer, or "
+              + "a pooling DataSource has no connection to spare; the open goes on in the background. Check "
+              + "that PostgreSQL is reachable and that the pool has a connection for each lock and wait "
+              + "session, or raise PgLocksBuilder.connectTimeout", null);
         } catch (ExecutionException e) {
           Throwable cause = e.getCause();
           if (cause instanceof RuntimeException) {
