@@ -17,8 +17,10 @@ import picocli.CommandLine.Spec;
  * then checks from its own in-memory record that no resource was ever worked by two workers at
  * once and that every resource was processed in every round.
  *
- * <p>Without {@code --url} it starts an embedded PostgreSQL and stops it at the end. Exit code 0
- * when the checks hold, 1 when they do not (or the run failed), 2 on bad options.
+ * <p>Without {@code --url} it starts an embedded PostgreSQL and stops it at the end. Exit codes
+ * ({@link ExitCodes}): 0 when every check holds, 1 when one does not (or the run failed), 2 on bad
+ * options, 3 when the database could not be reached (no connection, a refused login, an embedded
+ * PostgreSQL that did not start).
  */
 @Command(name = "demo",
     mixinStandardHelpOptions = true,
@@ -26,7 +28,14 @@ import picocli.CommandLine.Spec;
     description = {
         "%nThe workers walk the resources for a few rounds and the demo checks that no resource was ever "
             + "worked by two workers at once and that every resource was processed in every round "
-            + "(exit code 0 if so, 1 if not). Starts an embedded PostgreSQL unless --url is given.%n"})
+            + "Starts an embedded PostgreSQL unless --url is given.%n"},
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+        "0:every check held",
+        "1:a check failed, or the run failed",
+        "2:bad options",
+        "3:the database could not be reached (no connection, login refused, or the embedded PostgreSQL "
+            + "did not start)"})
 public final class DemoCommand implements Callable<Integer> {
   static final int MAX_WORKERS = 32;
   static final int MAX_RESOURCES = 1_000;
@@ -74,7 +83,7 @@ public final class DemoCommand implements Callable<Integer> {
         fleet.run(rounds);
       }
     }
-    return new DemoSummary(fleet.workers(), ledger, rounds).print(console) ? 0 : 1;
+    return new DemoSummary(fleet.workers(), ledger, rounds).print(console) ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
   }
 
   private void validate() {

@@ -1,10 +1,12 @@
 package io.pglock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.pglock.testing.TestDatabase;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -59,16 +61,55 @@ class DemoCommandTest {
   }
 
   @Test
-  void demo_unreachableServer_failsWithOneLineError() {
+  void demo_unreachableServer_exitsWithTheConnectCodeWithinSeconds() {
+    Run run = assertTimeoutPreemptively(Duration.ofSeconds(15),
+        () -> run("demo", "--url", "jdbc:postgresql://127.0.0.1:1/x", "--user", "postgres"));
+
+    assertThat(run.exitCode).as(run.describe()).isEqualTo(ExitCodes.UNREACHABLE);
+    assertThat(run.err).startsWith("pglock demo: could not connect to jdbc:postgresql://127.0.0.1:1/x (SQLState 08001)");
+    assertThat(run.out).doesNotContain("round 1");
+  }
+
+  @Test
+  void demo_unknownRole_exitsWithTheConnectCode() {
+    Run run = demo("pglock_demo_no_such_role", "--rounds", "1");
+
+    assertThat(run.exitCode).as(run.describe()).isEqualTo(ExitCodes.UNREACHABLE);
+    assertThat(run.err).startsWith("pglock demo: could not connect to ").contains("pglock_demo_no_such_role");
+  }
+
+  /** Runs the demo on the test database, as {@code user} if given, else as the test database's user. */
+  private static Run demo(String user, String... options) {
+    TestDatabase db = TestDatabase.get();
+    List<String> args = new ArrayList<>(List.of("demo", "--url", db.jdbcUrl()));
+    String asUser = user != null ? user : db.user();
+    if (asUser != null) {
+      args.addAll(List.of("--user", asUser));
+    }
+    if (db.password() != null) {
+      args.addAll(List.of("--password", db.password()));
+    }
+    args.addAll(List.of(options));
+    return run(args.toArray(String[]::new));
+  }
+
+  private static Run run(String... args) {
+    StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     CommandLine cl = PglockCommand.commandLine();
-    cl.setOut(new PrintWriter(new StringWriter(), true));
+    cl.setOut(new PrintWriter(out, true));
     cl.setErr(new PrintWriter(err, true));
+    int exitCode = cl.execute(args);
+    return new Run(exitCode, out.toString(), err.toString());
+  }
 
-    int exitCode = cl.execute("demo", "--url", "jdbc:postgresql://127.0.0.1:1/nowhere?connectTimeout=2",
-        "--user", "postgres");
+  private record Run(int exitCode, String out, String err) {
+    List<String> lines(String regex) {
+      return out.lines().filter(l -> l.matches(regex)).toList();
+    }
 
-    assertThat(exitCode).isEqualTo(1);
-    assertThat(err.toString()).startsWith("pglock demo: could not open a lock session");
+    String describe() {
+      return String.format("exit code; stdout:%n%s%nstderr:%n%s", out, err);
+    }
   }
 }
