@@ -13,9 +13,10 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code pglock demo}: a fleet of workers shares a list of resources through
- * {@link io.pglock.WorkDistributor} for a few rounds, printing who takes, releases and skips what,
- * then checks from its own in-memory record that no resource was ever worked by two workers at
- * once and that every resource was processed in every round.
+ * {@link io.pglock.WorkDistributor} for a few rounds, printing per round what each worker
+ * processed, found already done and skipped as busy (with {@code --verbose}, every take and
+ * release), then checks from its own in-memory record that no resource was ever worked by two
+ * workers at once and that every resource was processed in every round.
  *
  * <p>Without {@code --url} it starts an embedded PostgreSQL and stops it at the end. Exit codes
  * ({@link ExitCodes}): 0 when every check holds, 1 when one does not (or the run failed), 2 on bad
@@ -66,6 +67,10 @@ public final class DemoCommand implements Callable<Integer> {
       description = "Rounds; in each, every worker walks every resource once (default: ${DEFAULT-VALUE}).")
   private int rounds;
 
+  @Option(names = {"-v", "--verbose"},
+      description = "Print a line for every take and release, not only a tally per round.")
+  private boolean verbose;
+
   @Override
   public Integer call() throws InterruptedException {
     validate();
@@ -78,7 +83,7 @@ public final class DemoCommand implements Callable<Integer> {
         : DemoDatabase.server(url, user, password, console)) {
       console.event("pglock demo on " + db.description() + ": " + count(workers, "worker") + ", "
           + count(resources, "resource") + ", " + count(rounds, "round") + ", lock namespace " + namespace);
-      fleet = new DemoFleet(db.dataSource(), namespace, workers, ledger, console);
+      fleet = new DemoFleet(db.dataSource(), namespace, workers, ledger, console, verbose);
       try (fleet) {
         fleet.run(rounds);
       }

@@ -14,37 +14,43 @@ import picocli.CommandLine;
 
 /** Runs {@code pglock demo} in-process against the test database (see {@link TestDatabase}). */
 class DemoCommandTest {
+  private static final String EVENT = "\\S+ worker-\\d (took|released) invoice-\\d+(: .*)?";
+  private static final String TALLY = " +worker-\\d +processed +\\d+ +already done +\\d+ +busy +\\d+";
 
   @Test
   void demo_threeWorkersSixResourcesOneRound_processesEachOnceWithoutOverlap() {
-    TestDatabase db = TestDatabase.get();
-    List<String> args = new ArrayList<>(List.of("demo", "--url", db.jdbcUrl(),
-        "--workers", "3", "--resources", "6", "--rounds", "1"));
-    if (db.user() != null) {
-      args.addAll(List.of("--user", db.user()));
-    }
-    if (db.password() != null) {
-      args.addAll(List.of("--password", db.password()));
-    }
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cl = PglockCommand.commandLine();
-    cl.setOut(new PrintWriter(out, true));
-    cl.setErr(new PrintWriter(err, true));
+    Run run = demo(null, "--workers", "3", "--resources", "6", "--rounds", "1");
 
-    int exitCode = cl.execute(args.toArray(String[]::new));
-
-    String output = out.toString();
-    assertThat(exitCode).as("exit code; stdout:%n%s%nstderr:%n%s", output, err).isZero();
-    assertThat(output)
+    assertThat(run.exitCode).as(run.describe()).isZero();
+    assertThat(run.out)
         .contains("total processed: 6 (6 resources x 1 round = 6)")
         .contains("check: OK: 0 overlaps (never two workers inside one resource at once); "
             + "every round processed all 6 resources, none twice")
-        .contains("round 1 done: 6/6 resources processed");
-    assertThat(output.lines().filter(l -> l.matches("\\S+ worker-\\d took invoice-\\d")))
-        .as("one 'took' line per resource")
-        .hasSize(6);
-    assertThat(err.toString()).isEmpty();
+        .contains("round 1 of 1 done: 6/6 resources processed");
+    assertThat(run.err).isEmpty();
+  }
+
+  @Test
+  void demo_default_printsATallyPerWorkerAndRoundWithALegendNotEveryTake() {
+    Run run = demo(null, "--workers", "3", "--resources", "6", "--rounds", "2");
+
+    assertThat(run.exitCode).as(run.describe()).isZero();
+    assertThat(run.out)
+        .contains("  already done  it got the lock, but another worker had already processed that resource "
+            + "in this round: nothing left to do")
+        .contains("  busy          another worker held the lock at that moment, so it skipped the resource");
+    assertThat(run.lines(TALLY)).as("3 workers x (2 rounds + summary)").hasSize(9);
+    assertThat(run.lines(EVENT)).as("no per-event lines by default").isEmpty();
+  }
+
+  @Test
+  void demo_verbose_printsEveryTakeAndRelease() {
+    Run run = demo(null, "--verbose", "--workers", "3", "--resources", "6", "--rounds", "1");
+
+    assertThat(run.exitCode).as(run.describe()).isZero();
+    assertThat(run.lines("\\S+ worker-\\d took invoice-\\d")).as("one 'took' line per resource").hasSize(6);
+    assertThat(run.lines("\\S+ worker-\\d released invoice-\\d")).hasSize(6);
+    assertThat(run.lines(EVENT)).as("the lines the default leaves out").hasSizeGreaterThanOrEqualTo(12);
   }
 
   @Test
