@@ -1,5 +1,7 @@
 package io.pglock.cli;
 
+import io.pglock.PgLockSchema;
+import io.pglock.PgLockException;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.sql.Connection;
@@ -55,9 +57,11 @@ final class DemoDatabase implements AutoCloseable {
   }
 
   /**
-   * Starts an embedded PostgreSQL, telling the user, and returns it once it accepts connections.
+   * Starts an embedded PostgreSQL, telling the user, installs the pglock schema in it (so that
+   * the demo can show the SQL function {@code pglock.key}; the server is thrown away at the end),
+   * and returns it once it accepts connections.
    *
-   * @throws UnreachableException if the server did not start
+   * @throws UnreachableException if the server did not start or the schema could not be installed
    */
   static DemoDatabase embedded(Console console) {
     console.event("no --url given: starting an embedded PostgreSQL (the first run unpacks it; a few seconds)");
@@ -71,6 +75,13 @@ final class DemoDatabase implements AutoCloseable {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(pg.getJdbcUrl("postgres", "postgres"));
     ds.setUser("postgres");
+    try {
+      PgLockSchema.migrate(ds, PgLockSchema.DEFAULT_SCHEMA);
+    } catch (PgLockException e) {
+      closeQuietly(pg);
+      throw new UnreachableException("the embedded PostgreSQL started but pglock could not use it ("
+          + e.getMessage() + "); point the demo at a server instead: --url jdbc:postgresql://host:5432/db", e);
+    }
     String description = "embedded PostgreSQL on port " + pg.getPort();
     console.event(description + " is ready");
     return new DemoDatabase(ds, description, pg, console);
@@ -98,6 +109,14 @@ final class DemoDatabase implements AutoCloseable {
       embedded.close();
     } catch (IOException | RuntimeException e) {
       console.event("could not stop the embedded PostgreSQL cleanly: " + e);
+    }
+  }
+
+  private static void closeQuietly(EmbeddedPostgres pg) {
+    try {
+      pg.close();
+    } catch (IOException | RuntimeException e) {
+      // Already failing with the more useful error; the shutdown hook retries the stop.
     }
   }
 

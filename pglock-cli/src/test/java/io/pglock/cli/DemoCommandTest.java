@@ -26,7 +26,8 @@ class DemoCommandTest {
         .contains("total processed: 6 (6 resources x 1 round = 6)")
         .contains("check: OK: 0 overlaps (never two workers inside one resource at once); "
             + "every round processed all 6 resources, none twice")
-        .contains("round 1 of 1 done: 6/6 resources processed");
+        .contains("round 1 of 1 done: 6/6 resources processed")
+        .contains("result: every check held (exit code 0)");
     assertThat(run.err).isEmpty();
   }
 
@@ -54,16 +55,35 @@ class DemoCommandTest {
   }
 
   @Test
+  void demo_afterTheRounds_terminatedSessionSignalsLossAndAnotherWorkerTakesTheLock() {
+    Run run = demo(null, "--workers", "2", "--resources", "3", "--rounds", "1");
+
+    assertThat(run.exitCode).as(run.describe()).isZero();
+    assertThat(run.lines("\\S+ connection loss: worker-1 holds invoice-1; the demo ends its lock session \\(backend pid "
+        + "\\d+, application_name pglock:worker-1:.*\\) with pg_terminate_backend.*")).hasSize(1);
+    assertThat(run.lines("\\S+ +worker-1's onLoss callback fired \\d+ ms later with cause CONNECTION_LOST; "
+        + "handle.state\\(\\) is LOST, isHeld\\(\\) false.*")).hasSize(1);
+    assertThat(run.lines("\\S+ +worker-2 took invoice-1 \\d+ ms after the kill: .*")).hasSize(1);
+  }
+
+  @Test
+  void demo_afterTheRounds_lockTakenFromSqlKeepsTheWorkerOutUntilSqlUnlocks() {
+    Run run = demo(null, "--workers", "2", "--resources", "3", "--rounds", "1");
+
+    assertThat(run.exitCode).as(run.describe()).isZero();
+    assertThat(run.lines("\\S+ SQL and Java share locks: a plain JDBC connection \\(no pglock\\) runs "
+        + "SELECT pg_advisory_lock\\(.+\\).*")).hasSize(1);
+    assertThat(run.out)
+        .contains("worker-1: lock(\"invoice-3\").tryAcquire() returned empty while SQL held the lock")
+        .contains("after SQL ran pg_advisory_unlock, the same tryAcquire() returned a handle");
+  }
+
+  @Test
   void demo_userWithoutUrl_isRefusedAsBadUsage() {
-    StringWriter err = new StringWriter();
-    CommandLine cl = PglockCommand.commandLine();
-    cl.setOut(new PrintWriter(new StringWriter(), true));
-    cl.setErr(new PrintWriter(err, true));
+    Run run = run("demo", "--user", "postgres");
 
-    int exitCode = cl.execute("demo", "--user", "postgres");
-
-    assertThat(exitCode).isEqualTo(2);
-    assertThat(err.toString()).contains("--user and --password need --url");
+    assertThat(run.exitCode).isEqualTo(ExitCodes.USAGE);
+    assertThat(run.err).contains("--user and --password need --url");
   }
 
   @Test
