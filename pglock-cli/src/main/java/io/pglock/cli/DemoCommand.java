@@ -1,5 +1,7 @@
 package io.pglock.cli;
 
+import io.pglock.PgLockSchema;
+import java.sql.SQLException;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -13,20 +15,34 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code pglock demo}: a fleet of workers shares a list of resources through
- * {@link io.pglock.WorkDistributor} for a few rounds, printing who takes, releases and skips what,
- * then checks from its own in-memory record that no resource was ever worked by two workers at
- * once and that every resource was processed in every round.
+ * {@link io.pglock.WorkDistributor} for a few rounds, printing per round what each worker
+ * processed, found already done and skipped as busy (with {@code --verbose}, every take and
+ * release), then checks from its own in-memory record that no resource was ever worked by two
+ * workers at once and that every resource was processed in every round. Then two scenes: a
+ * worker's lock session is terminated on the server and its handle signals the loss
+ * ({@link LossScene}), and a lock taken from plain SQL keeps a worker out ({@link SqlScene}).
  *
- * <p>Without {@code --url} it starts an embedded PostgreSQL and stops it at the end. Exit code 0
- * when the checks hold, 1 when they do not (or the run failed), 2 on bad options.
+ * <p>Without {@code --url} it starts an embedded PostgreSQL and stops it at the end. Exit codes
+ * ({@link ExitCodes}): 0 when every check holds, 1 when one does not (or the run failed), 2 on bad
+ * options, 3 when the database could not be reached (no connection, a refused login, an embedded
+ * PostgreSQL that did not start).
  */
 @Command(name = "demo",
     mixinStandardHelpOptions = true,
     header = "Runs a fleet of workers that share resources through advisory locks.",
     description = {
         "%nThe workers walk the resources for a few rounds and the demo checks that no resource was ever "
-            + "worked by two workers at once and that every resource was processed in every round "
-            + "(exit code 0 if so, 1 if not). Starts an embedded PostgreSQL unless --url is given.%n"})
+            + "worked by two workers at once and that every resource was processed in every round. Then it "
+            + "terminates one worker's lock session on the server to show the loss being signalled, and takes "
+            + "a lock from plain SQL to show that it keeps the Java workers out. Starts an embedded PostgreSQL "
+            + "unless --url is given.%n"},
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+        "0:every check held",
+        "1:a check failed, or the run failed",
+        "2:bad options",
+        "3:the database could not be reached (no connection, login refused, or the embedded PostgreSQL "
+            + "did not start)"})
 public final class DemoCommand implements Callable<Integer> {
   static final int MAX_WORKERS = 32;
   static final int MAX_RESOURCES = 1_000;
@@ -57,24 +73,37 @@ public final class DemoCommand implements Callable<Integer> {
       description = "Rounds; in each, every worker walks every resource once (default: ${DEFAULT-VALUE}).")
   private int rounds;
 
+  @Option(names = {"-v", "--verbose"},
+      description = "Print a line for every take and release, not only a tally per round.")
+  private boolean verbose;
+
   @Override
-  public Integer call() throws InterruptedException {
+  public Integer call() throws InterruptedException, SQLException {
     validate();
     Console console = new Console(spec.commandLine().getOut());
     List<String> names = IntStream.rangeClosed(1, resources).mapToObj(i -> "invoice-" + i).toList();
     String namespace = "demo-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()).substring(2);
     ResourceLedger ledger = new ResourceLedger(names);
-    DemoFleet fleet;
+    boolean ok;
     try (DemoDatabase db = url == null ? DemoDatabase.embedded(console)
         : DemoDatabase.server(url, user, password, console)) {
       console.event("pglock demo on " + db.description() + ": " + count(workers, "worker") + ", "
           + count(resources, "resource") + ", " + count(rounds, "round") + ", lock namespace " + namespace);
-      fleet = new DemoFleet(db.dataSource(), namespace, workers, ledger, console);
-      try (fleet) {
+      try (DemoFleet fleet = new DemoFleet(db.dataSource(), namespace, workers, ledger, console, verbose)) {
         fleet.run(rounds);
+        boolean roundsOk = new DemoSummary(fleet.workers(), ledger, rounds).print(console);
+        List<DemoWorker> w = fleet.workers();
+        DemoWorker other = w.get(Math.min(1, w.size() - 1));
+        boolean lossOk = new LossScene(db.dataSource(), namespace, console).run(w.get(0), other, names.get(0));
+        boolean sqlOk = new SqlScene(db.dataSource(), PgLockSchema.DEFAULT_SCHEMA, console)
+            .run(w.get(0), names.get(names.size() - 1));
+        ok = roundsOk && lossOk && sqlOk;
       }
     }
-    return new DemoSummary(fleet.workers(), ledger, rounds).print(console) ? 0 : 1;
+    console.plain("");
+    console.plain(ok ? "result: every check held (exit code " + ExitCodes.OK + ")"
+        : "result: a check FAILED, see above (exit code " + ExitCodes.CHECK_FAILED + ")");
+    return ok ? ExitCodes.OK : ExitCodes.CHECK_FAILED;
   }
 
   private void validate() {

@@ -1,14 +1,20 @@
 package io.pglock.cli;
 
+import io.pglock.PgLockSchema;
+import io.pglock.PgLockException;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
+import java.sql.Connection;
+import java.sql.SQLException;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The database the demo runs on: a server given by JDBC URL, or an embedded PostgreSQL started
  * for the run and stopped by {@link #close()} (or, if the JVM exits first, by the shutdown hook
- * the embedded PostgreSQL registers itself). Not thread-safe; the data source it hands out is.
+ * the embedded PostgreSQL registers itself). Either way it connects once before handing the
+ * database out, so that a wrong URL or password fails at once with {@link UnreachableException}
+ * rather than in the middle of a worker's walk. Not thread-safe; the data source it hands out is.
  */
 final class DemoDatabase implements AutoCloseable {
   private final DataSource dataSource;
@@ -24,7 +30,11 @@ final class DemoDatabase implements AutoCloseable {
     this.console = console;
   }
 
-  /** A server reached by a {@code jdbc:postgresql:} URL; user and password may be null. */
+  /**
+   * A server reached by a {@code jdbc:postgresql:} URL; user and password may be null.
+   *
+   * @throws UnreachableException if a connection cannot be opened (host, port, database or login)
+   */
   static DemoDatabase server(String url, String user, String password, Console console) {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(url);
@@ -34,13 +44,24 @@ final class DemoDatabase implements AutoCloseable {
     if (password != null) {
       ds.setPassword(password);
     }
-    return new DemoDatabase(ds, url, null, console);
+    // The query part may carry a password (?password=...): never print it.
+    String shown = url.replaceFirst("\\?.*", "");
+    try (Connection c = ds.getConnection()) {
+      return new DemoDatabase(ds, shown, null, console);
+    } catch (SQLException e) {
+      // The driver's own message follows as the first "caused by" line.
+      throw new UnreachableException("could not connect to " + shown + " (SQLState " + e.getSQLState()
+          + "); check the host, port and database in --url, that the server accepts TCP connections, "
+          + "and --user and --password", e);
+    }
   }
 
   /**
-   * Starts an embedded PostgreSQL, telling the user, and returns it once it accepts connections.
+   * Starts an embedded PostgreSQL, telling the user, installs the pglock schema in it (so that
+   * the demo can show the SQL function {@code pglock.key}; the server is thrown away at the end),
+   * and returns it once it accepts connections.
    *
-   * @throws StartException if the server did not start
+   * @throws UnreachableException if the server did not start or the schema could not be installed
    */
   static DemoDatabase embedded(Console console) {
     console.event("no --url given: starting an embedded PostgreSQL (the first run unpacks it; a few seconds)");
@@ -48,12 +69,19 @@ final class DemoDatabase implements AutoCloseable {
     try {
       pg = EmbeddedPostgres.builder().start();
     } catch (IOException | RuntimeException e) {
-      throw new StartException("the embedded PostgreSQL did not start (" + e.getMessage()
+      throw new UnreachableException("the embedded PostgreSQL did not start (" + e.getMessage()
           + "); point the demo at a server instead: --url jdbc:postgresql://host:5432/db --user name", e);
     }
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(pg.getJdbcUrl("postgres", "postgres"));
     ds.setUser("postgres");
+    try {
+      PgLockSchema.migrate(ds, PgLockSchema.DEFAULT_SCHEMA);
+    } catch (PgLockException e) {
+      closeQuietly(pg);
+      throw new UnreachableException("the embedded PostgreSQL started but pglock could not use it ("
+          + e.getMessage() + "); point the demo at a server instead: --url jdbc:postgresql://host:5432/db", e);
+    }
     String description = "embedded PostgreSQL on port " + pg.getPort();
     console.event(description + " is ready");
     return new DemoDatabase(ds, description, pg, console);
@@ -84,11 +112,22 @@ final class DemoDatabase implements AutoCloseable {
     }
   }
 
-  /** The embedded PostgreSQL could not be started. */
-  static final class StartException extends RuntimeException {
+  private static void closeQuietly(EmbeddedPostgres pg) {
+    try {
+      pg.close();
+    } catch (IOException | RuntimeException e) {
+      // Already failing with the more useful error; the shutdown hook retries the stop.
+    }
+  }
+
+  /**
+   * The database could not be reached: no connection to the server, a refused login, or an
+   * embedded PostgreSQL that did not start. Exit code {@link ExitCodes#UNREACHABLE}.
+   */
+  static final class UnreachableException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    StartException(String message, Throwable cause) {
+    UnreachableException(String message, Throwable cause) {
       super(message, cause);
     }
   }

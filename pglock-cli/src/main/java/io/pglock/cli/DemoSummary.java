@@ -26,11 +26,10 @@ final class DemoSummary {
   boolean print(Console console) {
     int resources = ledger.resources().size();
     console.plain("");
-    console.plain("summary");
+    console.plain("summary over " + DemoCommand.count(rounds, "round"));
     int total = 0;
     for (DemoWorker w : workers) {
-      console.plain(String.format("  %-10s processed %3d   skipped %3d (busy)   found done %3d",
-          w.name(), w.processed(), w.skipped(), w.alreadyDone()));
+      console.plain(DemoFleet.tally(w.name(), w.processed(), w.alreadyDone(), w.busy()));
       total += w.processed();
     }
     console.plain("  total processed: " + total + " (" + resources + " resources x " + DemoCommand.count(rounds, "round")

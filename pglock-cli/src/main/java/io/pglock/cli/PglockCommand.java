@@ -1,5 +1,6 @@
 package io.pglock.cli;
 
+import io.pglock.LockSessionException;
 import io.pglock.PgLockException;
 import java.io.PrintWriter;
 import picocli.CommandLine;
@@ -10,9 +11,10 @@ import picocli.CommandLine.Spec;
 /**
  * The {@code pglock} command: the entry point of the command-line tool, holding its subcommands.
  *
- * <p>Run without a subcommand it prints its usage. Exit codes: 0 success, 1 failure (a failed
- * check, or an error such as an unreachable database, reported in one line on standard error),
- * 2 bad usage.
+ * <p>Run without a subcommand it prints its usage. Exit codes (see {@link ExitCodes}): 0 success,
+ * 1 a failed check or another failure, 2 bad options, 3 the database could not be reached (no
+ * connection, a refused login, an embedded PostgreSQL that did not start). Errors are reported in
+ * one line on standard error, with their causes; unexpected ones with a stack trace.
  */
 @Command(name = "pglock",
     mixinStandardHelpOptions = true,
@@ -33,7 +35,7 @@ public final class PglockCommand implements Runnable {
    * A ready command line for {@code pglock}, writing to standard output and error unless told
    * otherwise with {@link CommandLine#setOut} and {@link CommandLine#setErr}. Its execution
    * exception handler reports pglock's own errors in one line, anything else with its stack trace,
-   * and returns exit code 1.
+   * and returns exit code 3 when the database could not be reached, else 1.
    */
   public static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new PglockCommand());
@@ -48,7 +50,7 @@ public final class PglockCommand implements Runnable {
 
   private static int handleError(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
     PrintWriter err = cl.getErr();
-    if (e instanceof PgLockException || e instanceof DemoDatabase.StartException) {
+    if (e instanceof PgLockException || e instanceof DemoDatabase.UnreachableException) {
       err.println("pglock " + cl.getCommandName() + ": " + e.getMessage());
       for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
         err.println("  caused by: " + c);
@@ -58,7 +60,9 @@ public final class PglockCommand implements Runnable {
       e.printStackTrace(err);
     }
     err.flush();
-    return 1;
+    // A lock session that cannot reach the server mid-run is the same trouble as at the start.
+    boolean unreachable = e instanceof DemoDatabase.UnreachableException || e instanceof LockSessionException;
+    return unreachable ? ExitCodes.UNREACHABLE : ExitCodes.CHECK_FAILED;
   }
 
   /** The version from the jar's manifest, or "development" when run from classes. */
