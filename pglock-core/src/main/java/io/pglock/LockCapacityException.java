@@ -9,12 +9,21 @@ package io.pglock;
 public class LockCapacityException extends PgLockException {
   private static final long serialVersionUID = 1L;
 
-  /** An exception with the message given. */
+  /**
+   * An exception with the message given.
+   *
+   * @param message what went wrong and, where there is one, the fix
+   */
   public LockCapacityException(String message) {
     super(message);
   }
 
-  /** An exception with the message given and the server's error. */
+  /**
+   * An exception with the message given and the server's error.
+   *
+   * @param message what went wrong and, where there is one, the fix
+   * @param cause the server's error
+   */
   public LockCapacityException(String message, Throwable cause) {
     super(message, cause);
   }

@@ -8,7 +8,12 @@ package io.pglock;
 public class LockDeadlockException extends PgLockException {
   private static final long serialVersionUID = 1L;
 
-  /** An exception with the message given and the server's error. */
+  /**
+   * An exception with the message given and the server's error.
+   *
+   * @param message what went wrong and, where there is one, the fix
+   * @param cause the server's error (SQLSTATE 40P01)
+   */
   public LockDeadlockException(String message, Throwable cause) {
     super(message, cause);
   }

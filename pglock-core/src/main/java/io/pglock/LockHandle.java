@@ -28,18 +28,20 @@ import java.util.function.Consumer;
  */
 public interface LockHandle extends AutoCloseable {
 
-  /** The lock's key. */
+  /** {@return the lock's key} */
   LockKey key();
 
-  /** The mode the lock is held in. */
+  /** {@return the mode the lock is held in} */
   LockMode mode();
 
-  /** Where the handle is in its life. Never goes back to {@code HELD}. */
+  /** {@return where the handle is in its life} Never goes back to {@code HELD}. */
   HandleState state();
 
   /**
    * True while the handle is {@link HandleState#HELD} and the lock session's lease has not run
    * out. Checks the lease deadline itself, without waiting for the network.
+   *
+   * @return whether the lock is still held
    */
   boolean isHeld();
 
@@ -53,6 +55,8 @@ public interface LockHandle extends AutoCloseable {
   /**
    * Completes with the cause if the lock is lost before the handle is closed; never completes if
    * the handle is closed first. Dependent stages run on the configured callback executor.
+   *
+   * @return a stage that completes with the cause of the loss
    */
   CompletionStage<LossCause> lost();
 
@@ -61,6 +65,7 @@ public interface LockHandle extends AutoCloseable {
    * is closed (at once if it already was). Callbacks run in registration order; an exception from
    * one is logged and does not stop the others. A callback may see a state that has moved on.
    *
+   * @param callback receives the cause of the loss
    * @return this handle
    */
   LockHandle onLoss(Consumer<LossCause> callback);

@@ -50,12 +50,23 @@ public final class LockKey {
     this.name = name;
   }
 
-  /** A 64-bit key. */
+  /**
+   * A 64-bit key.
+   *
+   * @param key the key, as {@code pg_advisory_lock(bigint)} takes it
+   * @return the key in the 64-bit space
+   */
   public static LockKey of(long key) {
     return new LockKey(KeySpace.INT64, key, null, null);
   }
 
-  /** A pair of 32-bit keys. */
+  /**
+   * A pair of 32-bit keys.
+   *
+   * @param first the first key, as {@code pg_advisory_lock(int, int)} takes it
+   * @param second the second key
+   * @return the key in the space of 32-bit pairs
+   */
   public static LockKey of(int first, int second) {
     return new LockKey(KeySpace.INT32_PAIR, ((long) first << 32) | (second & 0xFFFF_FFFFL), null, null);
   }
@@ -63,6 +74,9 @@ public final class LockKey {
   /**
    * A name in a namespace.
    *
+   * @param namespace the namespace (see {@link #checkNamespace})
+   * @param name the name: not blank, at most {@value #MAX_NAME_BYTES} UTF-8 bytes
+   * @return the key: the first 8 bytes of SHA-256 over {@code namespace + ":" + name}
    * @throws IllegalArgumentException if the namespace is not valid (see {@link #checkNamespace})
    *     or the name is null, blank or longer than {@value #MAX_NAME_BYTES} UTF-8 bytes
    */
@@ -76,6 +90,7 @@ public final class LockKey {
    * Checks a namespace: 1 to {@value #MAX_NAMESPACE_LENGTH} characters, no ':' (it separates the
    * namespace from the name), no whitespace or control characters.
    *
+   * @param namespace the namespace to check
    * @return the namespace
    * @throws IllegalArgumentException naming the problem
    */
@@ -131,6 +146,9 @@ public final class LockKey {
   /**
    * Reads the form {@link #toString()} writes.
    *
+   * @param text {@code int64:<long>}, {@code int32x2:<int>:<int>} or
+   *     {@code name:<namespace>:<name>}
+   * @return the key
    * @throws IllegalArgumentException if the text is not one of the three forms
    */
   public static LockKey parse(String text) {
@@ -160,7 +178,7 @@ public final class LockKey {
         + "\"; expected int64:<long>, int32x2:<int>:<int> or name:<namespace>:<name>");
   }
 
-  /** The key space. */
+  /** {@return the key space} */
   public KeySpace space() {
     return space;
   }
@@ -168,6 +186,7 @@ public final class LockKey {
   /**
    * The 64-bit key PostgreSQL locks for {@link KeySpace#INT64} and {@link KeySpace#NAME} keys.
    *
+   * @return the 64-bit key
    * @throws IllegalStateException for a pair of 32-bit keys
    */
   public long int64() {
@@ -177,27 +196,33 @@ public final class LockKey {
     return value;
   }
 
-  /** The first 32-bit key of a pair; for 64-bit and named keys, the high 32 bits ({@code pg_locks.classid}). */
+  /**
+   * {@return the first 32-bit key of a pair; for 64-bit and named keys, the high 32 bits
+   * ({@code pg_locks.classid})}
+   */
   public int first() {
     return (int) (value >>> 32);
   }
 
-  /** The second 32-bit key of a pair; for 64-bit and named keys, the low 32 bits ({@code pg_locks.objid}). */
+  /**
+   * {@return the second 32-bit key of a pair; for 64-bit and named keys, the low 32 bits
+   * ({@code pg_locks.objid})}
+   */
   public int second() {
     return (int) value;
   }
 
-  /** The namespace of a named key, or null. */
+  /** {@return the namespace of a named key, or null} */
   public String namespace() {
     return namespace;
   }
 
-  /** The name of a named key, or null. */
+  /** {@return the name of a named key, or null} */
   public String name() {
     return name;
   }
 
-  /** {@code pg_locks.objsubid} of this key's lock: 1 for the 64-bit space, 2 for pairs. */
+  /** {@return {@code pg_locks.objsubid} of this key's lock: 1 for the 64-bit space, 2 for pairs} */
   public int objsubid() {
     return space == KeySpace.INT32_PAIR ? 2 : 1;
   }
@@ -205,6 +230,9 @@ public final class LockKey {
   /**
    * True if this key and the other take the same PostgreSQL lock (same key space on the server
    * and same bits), which is also true of a name and the 64-bit key its hash gives.
+   *
+   * @param other the key to compare with
+   * @return whether both keys take the same server lock
    */
   public boolean sameServerLock(LockKey other) {
     return other.objsubid() == objsubid() && other.value == value;

@@ -7,7 +7,11 @@ package io.pglock;
 public class LockNotHeldException extends IllegalStateException {
   private static final long serialVersionUID = 1L;
 
-  /** An exception with the message given. */
+  /**
+   * An exception with the message given.
+   *
+   * @param message what went wrong and, where there is one, the fix
+   */
   public LockNotHeldException(String message) {
     super(message);
   }

@@ -7,7 +7,12 @@ package io.pglock;
 public class LockSessionException extends PgLockException {
   private static final long serialVersionUID = 1L;
 
-  /** An exception with the message given and the underlying error. */
+  /**
+   * An exception with the message given and the underlying error.
+   *
+   * @param message what went wrong and, where there is one, the fix
+   * @param cause the underlying error
+   */
   public LockSessionException(String message, Throwable cause) {
     super(message, cause);
   }

@@ -25,6 +25,7 @@ public final class PgLockSchema {
   /**
    * Applies the migrations the schema lacks, in one transaction, under an advisory lock.
    *
+   * @param dataSource a data source for the database to migrate
    * @param schema a lower-case SQL identifier: letters, digits and '_', at most 63 characters
    * @return the schema's version afterwards
    * @throws IllegalArgumentException if the schema name is not such an identifier
@@ -36,7 +37,7 @@ public final class PgLockSchema {
     return SchemaMigrator.migrate(dataSource, schema);
   }
 
-  /** The newest schema version this library knows. */
+  /** {@return the newest schema version this library knows} */
   public static int latestVersion() {
     return SchemaMigrator.latestVersion();
   }

@@ -25,20 +25,32 @@ import javax.sql.DataSource;
  */
 public interface PgLocks extends AutoCloseable {
 
-  /** A builder for locks on the database the data source connects to. */
+  /**
+   * A builder for locks on the database the data source connects to.
+   *
+   * @param dataSource where lock sessions come from: a plain (non-pooling) PostgreSQL data source
+   * @return a new builder
+   */
   static PgLocksBuilder builder(DataSource dataSource) {
     return new PgLocksBuilder(dataSource);
   }
 
-  /** The settings this instance was built with. */
+  /** {@return the settings this instance was built with} */
   PgLocksConfig config();
 
-  /** The key of a name in this instance's namespace. */
+  /**
+   * The key of a name in this instance's namespace.
+   *
+   * @param name the lock's name: not blank, at most 512 UTF-8 bytes
+   * @return the name's key
+   */
   LockKey key(String name);
 
   /**
    * An exclusive session lock on a name in this instance's namespace.
    *
+   * @param name the lock's name: not blank, at most 512 UTF-8 bytes
+   * @return the lock (nothing is acquired yet)
    * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
    */
   SessionLock lock(String name);
@@ -46,6 +58,8 @@ public interface PgLocks extends AutoCloseable {
   /**
    * An exclusive session lock on any key.
    *
+   * @param key the key, in any key space
+   * @return the lock (nothing is acquired yet)
    * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
    */
   SessionLock lock(LockKey key);
@@ -53,6 +67,8 @@ public interface PgLocks extends AutoCloseable {
   /**
    * Shared and exclusive session locks on a name in this instance's namespace.
    *
+   * @param name the lock's name: not blank, at most 512 UTF-8 bytes
+   * @return the pair of locks (nothing is acquired yet)
    * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
    */
   SessionReadWriteLock readWriteLock(String name);
@@ -60,6 +76,8 @@ public interface PgLocks extends AutoCloseable {
   /**
    * Shared and exclusive session locks on any key.
    *
+   * @param key the key, in any key space
+   * @return the pair of locks (nothing is acquired yet)
    * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
    */
   SessionReadWriteLock readWriteLock(LockKey key);
@@ -67,18 +85,23 @@ public interface PgLocks extends AutoCloseable {
   /**
    * Transaction-scoped locks on the caller's connection, which must have autocommit off.
    *
+   * @param connection the caller's connection to the same database, in a transaction
+   * @return the transaction locks of that connection
    * @throws IllegalStateException if autocommit is on
    * @throws UnsupportedDatabaseException if the connection is not to PostgreSQL
    */
   TransactionLocks inTransaction(Connection connection);
 
-  /** How many server locks this instance holds now (shared holders of one key count once). */
+  /** {@return how many server locks this instance holds now} Shared holders of a key count once. */
   int heldLocks();
 
-  /** The cap on server locks held at once, in force (see {@link PgLocksBuilder#maxHeldLocks(int)}). */
+  /**
+   * {@return the cap on server locks held at once, in force} See
+   * {@link PgLocksBuilder#maxHeldLocks(int)}.
+   */
   int maxHeldLocks();
 
-  /** How many lock and wait sessions (connections) are open now. */
+  /** {@return how many lock and wait sessions (connections) are open now} */
   int openSessions();
 
   /**

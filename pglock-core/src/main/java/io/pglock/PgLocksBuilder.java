@@ -49,14 +49,26 @@ public final class PgLocksBuilder {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
   }
 
-  /** The namespace names live in (default {@code "default"}): usually the service's name. */
+  /**
+   * The namespace names live in (default {@code "default"}): usually the service's name.
+   *
+   * @param namespace 1 to {@value LockKey#MAX_NAMESPACE_LENGTH} characters, no ':' and no
+   *     whitespace or control characters
+   * @return this builder
+   */
   public PgLocksBuilder namespace(String namespace) {
     once(this.namespace, "namespace");
     this.namespace = LockKey.checkNamespace(namespace);
     return this;
   }
 
-  /** This node's name for operators (default {@code host-pid}); 1 to 40 printable characters. */
+  /**
+   * This node's name for operators (default {@code host-pid}), shown in
+   * {@code pg_stat_activity.application_name} and in pglock's thread names.
+   *
+   * @param nodeName 1 to 40 printable ASCII characters
+   * @return this builder
+   */
   public PgLocksBuilder nodeName(String nodeName) {
     once(this.nodeName, "nodeName");
     if (nodeName == null || nodeName.isBlank() || nodeName.length() > 40
@@ -72,6 +84,9 @@ public final class PgLocksBuilder {
    * lock session may go before the server ends it and frees its locks. A paused or partitioned
    * holder loses its locks after this long, and a heartbeat every third of it keeps a healthy
    * session alive.
+   *
+   * @param lease from {@link #MIN_LEASE} to {@link #MAX_LEASE}
+   * @return this builder
    */
   public PgLocksBuilder lease(Duration lease) {
     once(this.lease, "lease");
@@ -83,7 +98,12 @@ public final class PgLocksBuilder {
     return this;
   }
 
-  /** How many lock sessions carry held locks (default 1, at most 16). One handles thousands of locks. */
+  /**
+   * How many lock sessions carry held locks (default 1, at most 16). One handles thousands of locks.
+   *
+   * @param count from 1 to 16
+   * @return this builder
+   */
   public PgLocksBuilder lockSessions(int count) {
     onceInt(this.lockSessions, "lockSessions");
     this.lockSessions = range("lockSessions", count, 1, 16);
@@ -94,6 +114,9 @@ public final class PgLocksBuilder {
    * The most connections used at once for blocking waits on locks held by other processes
    * (default 2, from 0 to 64). A wait session holds the lock it waited for until the handle is
    * closed. Waiters beyond the bound poll with backoff instead.
+   *
+   * @param count from 0 (never more connections than the lock sessions) to 64
+   * @return this builder
    */
   public PgLocksBuilder waitSessions(int count) {
     onceInt(this.waitSessions, "waitSessions");
@@ -106,6 +129,9 @@ public final class PgLocksBuilder {
    * table ({@code max_locks_per_transaction} × backends), at most {@value #DEFAULT_MAX_HELD_LOCKS},
    * so that pglock alone never fills it. A cap set here is honoured, with a warning in the log if it
    * is more than half of the server's lock table.
+   *
+   * @param max from 1 to {@value #MAX_MAX_HELD_LOCKS}
+   * @return this builder
    */
   public PgLocksBuilder maxHeldLocks(int max) {
     onceInt(this.maxHeldLocks, "maxHeldLocks");
@@ -117,6 +143,9 @@ public final class PgLocksBuilder {
    * How many times in a row a released lock may pass straight to a waiter in this process, without
    * a round trip, before it is released to the server so that other processes get their turn
    * (default 16; 0 disables local handoff).
+   *
+   * @param max from 0 to 1,000,000
+   * @return this builder
    */
   public PgLocksBuilder maxLocalHandoffs(int max) {
     onceInt(this.maxLocalHandoffs, "maxLocalHandoffs");
@@ -131,6 +160,9 @@ public final class PgLocksBuilder {
    * within its own timeout plus this bound, whatever the network does; a try without a timeout
    * returns within this bound. Sessions are opened on a background thread, so a slow connect never
    * holds up calls that do not need it.
+   *
+   * @param timeout from {@link #MIN_CONNECT_TIMEOUT} to {@link #MAX_CONNECT_TIMEOUT}
+   * @return this builder
    */
   public PgLocksBuilder connectTimeout(Duration timeout) {
     once(this.connectTimeout, "connectTimeout");
@@ -143,7 +175,13 @@ public final class PgLocksBuilder {
     return this;
   }
 
-  /** Where loss callbacks run (default: one pglock thread, so that they run in order). */
+  /**
+   * Where loss callbacks run (default: one pglock thread, so that they run in order). Callbacks that
+   * the executor refuses, or that come after close, run on a fallback pglock thread.
+   *
+   * @param executor runs {@link LockHandle#onLoss} callbacks and {@link LockHandle#lost()} stages
+   * @return this builder
+   */
   public PgLocksBuilder callbackExecutor(Executor executor) {
     once(this.callbackExecutor, "callbackExecutor");
     this.callbackExecutor = Objects.requireNonNull(executor, "executor");

@@ -34,32 +34,35 @@ public final class PgLocksConfig {
     this.transactionLocksOnly = transactionLocksOnly;
   }
 
-  /** Where lock sessions come from. */
+  /** {@return where lock sessions come from} */
   public DataSource dataSource() {
     return dataSource;
   }
 
-  /** The namespace of names. */
+  /** {@return the namespace of names} */
   public String namespace() {
     return namespace;
   }
 
-  /** This node's name, shown in {@code application_name} as {@code pglock:<node>}. */
+  /** {@return this node's name, shown in {@code application_name} as {@code pglock:<node>}} */
   public String nodeName() {
     return nodeName;
   }
 
-  /** The lease: {@code idle_session_timeout} and the other server-side timers of a lock session. */
+  /**
+   * {@return the lease: {@code idle_session_timeout} and the other server-side timers of a lock
+   * session}
+   */
   public Duration lease() {
     return lease;
   }
 
-  /** How many lock sessions carry held locks (keys are spread over them by hash). */
+  /** {@return how many lock sessions carry held locks (keys are spread over them by hash)} */
   public int lockSessions() {
     return lockSessions;
   }
 
-  /** The most connections used at once for blocking waits. */
+  /** {@return the most connections used at once for blocking waits} */
   public int waitSessions() {
     return waitSessions;
   }
@@ -67,17 +70,22 @@ public final class PgLocksConfig {
   /**
    * The cap on server locks held at once as set with the builder, or 0 if it is automatic; the cap
    * in force is {@link PgLocks#maxHeldLocks()}.
+   *
+   * @return the cap set, or 0
    */
   public int maxHeldLocks() {
     return maxHeldLocks;
   }
 
-  /** How many times in a row a lock may pass between local holders before it goes back to the server. */
+  /**
+   * {@return how many times in a row a lock may pass between local holders before it goes back to
+   * the server}
+   */
   public int maxLocalHandoffs() {
     return maxLocalHandoffs;
   }
 
-  /** Where loss callbacks run; null means pglock's own single callback thread. */
+  /** {@return where loss callbacks run; null means pglock's own single callback thread} */
   public Executor callbackExecutor() {
     return callbackExecutor;
   }
@@ -85,14 +93,16 @@ public final class PgLocksConfig {
   /**
    * The longest pglock waits for the network beyond a call's own timeout: to open and set up a
    * session, and for the answer to a try.
+   *
+   * @return the connect timeout
    */
   public Duration connectTimeout() {
     return connectTimeout;
   }
 
   /**
-   * True if the instance was built for transaction-scoped locks alone
-   * ({@link PgLocksBuilder#transactionLocksOnly()}): it opens no lock session and refuses session locks.
+   * {@return true if the instance was built for transaction-scoped locks alone} See
+   * {@link PgLocksBuilder#transactionLocksOnly()}: it opens no lock session and refuses session locks.
    */
   public boolean transactionLocksOnly() {
     return transactionLocksOnly;

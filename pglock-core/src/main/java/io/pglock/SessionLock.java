@@ -18,10 +18,10 @@ import java.util.Optional;
  */
 public interface SessionLock {
 
-  /** The key. */
+  /** {@return the key} */
   LockKey key();
 
-  /** The mode handles from this lock hold. */
+  /** {@return the mode handles from this lock hold} */
   LockMode mode();
 
   /**
@@ -43,6 +43,7 @@ public interface SessionLock {
    * {@link PgLocksBuilder#connectTimeout(Duration) connectTimeout}; if the session fails while it
    * waits (a restart, a terminated backend), it reconnects and waits on while time is left.
    *
+   * @param timeout the longest to wait, from zero (one try) to a year
    * @return the handle, or empty if the timeout passed first (nothing is then held)
    * @throws InterruptedException if the thread is interrupted while waiting (nothing is then held)
    * @throws IllegalArgumentException if the timeout is negative or longer than a year
@@ -50,10 +51,15 @@ public interface SessionLock {
   Optional<LockHandle> tryAcquire(Duration timeout) throws InterruptedException;
 
   /**
-   * Waits up to the timeout for the lock.
+   * Waits up to the timeout for the lock. Returns within the timeout plus
+   * {@link PgLocksBuilder#connectTimeout(Duration) connectTimeout}, as
+   * {@link #tryAcquire(Duration)} does.
    *
+   * @param timeout the longest to wait, from zero (one try) to a year
+   * @return the handle
    * @throws LockTimeoutException if the timeout passed first (nothing is then held)
    * @throws InterruptedException if the thread is interrupted while waiting (nothing is then held)
+   * @throws IllegalArgumentException if the timeout is negative or longer than a year
    */
   LockHandle acquire(Duration timeout) throws InterruptedException;
 
@@ -61,10 +67,15 @@ public interface SessionLock {
    * Waits as long as it takes, unless interrupted; through a server restart or an outage it
    * reconnects with backoff and keeps waiting.
    *
+   * @return the handle
    * @throws InterruptedException if the thread is interrupted while waiting (nothing is then held)
    */
   LockHandle acquire() throws InterruptedException;
 
-  /** Waits as long as it takes; an interrupt does not stop the wait but stays set on return. */
+  /**
+   * Waits as long as it takes; an interrupt does not stop the wait but stays set on return.
+   *
+   * @return the handle
+   */
   LockHandle acquireUninterruptibly();
 }

@@ -6,12 +6,12 @@ package io.pglock;
  */
 public interface SessionReadWriteLock {
 
-  /** The key. */
+  /** {@return the key} */
   LockKey key();
 
-  /** The shared lock. */
+  /** {@return the shared lock} */
   SessionLock readLock();
 
-  /** The exclusive lock. */
+  /** {@return the exclusive lock} */
   SessionLock writeLock();
 }

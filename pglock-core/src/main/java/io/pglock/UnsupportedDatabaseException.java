@@ -9,12 +9,21 @@ package io.pglock;
 public class UnsupportedDatabaseException extends PgLockException {
   private static final long serialVersionUID = 1L;
 
-  /** An exception with the message given. */
+  /**
+   * An exception with the message given.
+   *
+   * @param message what went wrong and, where there is one, the fix
+   */
   public UnsupportedDatabaseException(String message) {
     super(message);
   }
 
-  /** An exception with the message given and the underlying error. */
+  /**
+   * An exception with the message given and the underlying error.
+   *
+   * @param message what went wrong and, where there is one, the fix
+   * @param cause the underlying error
+   */
   public UnsupportedDatabaseException(String message, Throwable cause) {
     super(message, cause);
   }

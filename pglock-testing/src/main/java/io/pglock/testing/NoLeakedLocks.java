@@ -47,7 +47,9 @@ public final class NoLeakedLocks implements AfterEachCallback {
   /**
    * Waits until no test session holds an advisory lock, or the timeout passes.
    *
+   * @param timeout the longest to wait
    * @return the locks still held at the end (empty when none)
+   * @throws SQLException if the test database cannot be queried
    */
   public static List<String> waitForNoHeldLocks(Duration timeout) throws SQLException {
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -67,7 +69,13 @@ public final class NoLeakedLocks implements AfterEachCallback {
     }
   }
 
-  /** The advisory locks this JVM's backends hold right now, one description per lock. */
+  /**
+   * The advisory locks this JVM's backends hold right now, one description per lock.
+   *
+   * @param c a connection to the test database (its own locks are not counted)
+   * @return one line per lock: backend, mode and key
+   * @throws SQLException if the query fails
+   */
   public static List<String> heldLocks(Connection c) throws SQLException {
     List<String> held = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(HELD)) {

@@ -23,7 +23,13 @@ public final class OwnedBackends {
 
   private OwnedBackends() {}
 
-  /** Records the backend of a connection this JVM opened; returns the connection. */
+  /**
+   * Records the backend of a connection this JVM opened.
+   *
+   * @param c a connection to the test database; one that is not pgjdbc's is returned unrecorded
+   * @return the connection
+   * @throws SQLException if the connection cannot be unwrapped
+   */
   public static Connection record(Connection c) throws SQLException {
     if (c.isWrapperFor(PGConnection.class)) {
       PIDS.add(c.unwrap(PGConnection.class).getBackendPID());
@@ -31,12 +37,21 @@ public final class OwnedBackends {
     return c;
   }
 
-  /** A DataSource whose connections' backends are recorded here, for one a test made itself. */
+  /**
+   * A DataSource whose connections' backends are recorded here, for one a test made itself.
+   *
+   * @param target the data source to wrap
+   * @return a data source that records every connection it opens
+   */
   public static javax.sql.DataSource recording(javax.sql.DataSource target) {
     return new RecordingDataSource(target);
   }
 
-  /** Records a backend by pid (for connections that did not come from {@link TestDatabase}). */
+  /**
+   * Records a backend by pid (for connections that did not come from {@link TestDatabase}).
+   *
+   * @param pid the backend's process id ({@code pg_backend_pid()})
+   */
   public static void record(int pid) {
     PIDS.add(pid);
   }

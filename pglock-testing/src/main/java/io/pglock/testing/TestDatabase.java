@@ -41,7 +41,7 @@ public final class TestDatabase {
     this.origin = origin;
   }
 
-  /** Finds (or starts) the test database; the first call may take a few seconds. */
+  /** {@return the test database, found (or started) once} The first call may take a few seconds. */
   public static TestDatabase get() {
     TestDatabase db = instance;
     if (db == null) {
@@ -100,27 +100,30 @@ public final class TestDatabase {
     }
   }
 
-  /** The JDBC URL (without credentials unless the configured URL carried them). */
+  /** {@return the JDBC URL (without credentials unless the configured URL carried them)} */
   public String jdbcUrl() {
     return url;
   }
 
-  /** The user tests connect as, or null when the URL carries it. */
+  /** {@return the user tests connect as, or null when the URL carries it} */
   public String user() {
     return user;
   }
 
-  /** The password, or null when none is needed. */
+  /** {@return the password, or null when none is needed} */
   public String password() {
     return password;
   }
 
-  /** Where the database came from: "PGLOCK_TEST_URL", "local server" or "embedded PostgreSQL". */
+  /**
+   * {@return where the database came from: "PGLOCK_TEST_URL", "local server" or "embedded
+   * PostgreSQL"}
+   */
   public String origin() {
     return origin;
   }
 
-  /** A non-pooling data source; connections carry {@link #TEST_APPLICATION_NAME}. */
+  /** {@return a non-pooling data source whose connections carry {@link #TEST_APPLICATION_NAME}} */
   public DataSource dataSource() {
     return dataSource(TEST_APPLICATION_NAME);
   }
@@ -128,6 +131,9 @@ public final class TestDatabase {
   /**
    * A non-pooling data source whose connections carry the given {@code application_name}. Its
    * backends are recorded in {@link OwnedBackends}, so the leak check looks at them.
+   *
+   * @param applicationName the {@code application_name} of its connections
+   * @return the data source
    */
   public DataSource dataSource(String applicationName) {
     PGSimpleDataSource ds = new PGSimpleDataSource();
@@ -142,7 +148,12 @@ public final class TestDatabase {
     return new RecordingDataSource(ds);
   }
 
-  /** A new connection for the test itself (autocommit on), recorded in {@link OwnedBackends}. */
+  /**
+   * A new connection for the test itself (autocommit on), recorded in {@link OwnedBackends}.
+   *
+   * @return the connection; the caller closes it
+   * @throws SQLException if the database cannot be reached
+   */
   public Connection connect() throws SQLException {
     return OwnedBackends.record(DriverManager.getConnection(url, properties(TEST_APPLICATION_NAME)));
   }
