@@ -97,7 +97,8 @@ public interface PgLocks extends AutoCloseable {
 
   /**
    * {@return the cap on server locks held at once, in force} See
-   * {@link PgLocksBuilder#maxHeldLocks(int)}.
+   * {@link PgLocksBuilder#maxHeldLocks(int)}. 0 for an instance built with
+   * {@link PgLocksBuilder#transactionLocksOnly()}, which holds no session lock.
    */
   int maxHeldLocks();
 

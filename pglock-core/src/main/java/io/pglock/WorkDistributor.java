@@ -70,8 +70,15 @@ public final class WorkDistributor {
    *
    * @param locks the locks whose namespace the lock names are in
    * @return a distributor; it keeps no state of its own but the locks
+   * @throws UnsupportedOperationException if the locks were built with
+   *     {@link PgLocksBuilder#transactionLocksOnly()}: work distribution holds session locks
    */
   public static WorkDistributor of(PgLocks locks) {
+    if (locks.config().transactionLocksOnly()) {
+      throw new UnsupportedOperationException("WorkDistributor holds session locks, and this PgLocks was built "
+          + "with transactionLocksOnly(); build one without it on a DataSource that reaches PostgreSQL directly "
+          + "or through a session-mode pool");
+    }
     return new WorkDistributor(locks);
   }
 

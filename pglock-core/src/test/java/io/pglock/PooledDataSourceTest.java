@@ -31,7 +31,7 @@ class PooledDataSourceTest extends PgLocksTestSupport {
       + "set_config('lock_timeout', '3s', false), set_config('idle_session_timeout', '0', false)";
   private static final List<String> SETTINGS = List.of("application_name", "idle_session_timeout",
       "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout",
-      "client_connection_check_interval", "statement_timeout", "lock_timeout");
+      "client_connection_check_interval", "statement_timeout", "lock_timeout", "synchronous_commit");
 
   private HikariDataSource pool(boolean autoCommit) {
     HikariConfig config = new HikariConfig();
@@ -155,6 +155,40 @@ class PooledDataSourceTest extends PgLocksTestSupport {
     }
     await("the lock session of the failed build goes back to the pool", Duration.ofSeconds(10),
         () -> pool.getHikariPoolMXBean().getActiveConnections() == 0);
+  }
+
+  @Test
+  void close_sendsNoCancelThatCouldReachThePoolsNextBorrower() throws Exception {
+    HikariDataSource pool = pool(true);
+    List<Connection> spare = borrowAll(pool);
+    closeAll(spare.subList(0, 2));
+    PgLocks other = newLocks();
+    for (int round = 0; round < 10; round++) {
+      PgLocks locks = locksOn(pool, "pooled-cancel");
+      LockHandle blocker = other.lock("pooled-e").tryAcquire().orElseThrow();
+      // a wait that times out leaves its wait session idle, still on loan: close() must not cancel it
+      assertThat(locks.lock("pooled-e").tryAcquire(Duration.ofMillis(100))).isEmpty();
+      blocker.close();
+      assertThat(pool.getHikariPoolMXBean().getActiveConnections()).isEqualTo(POOL_SIZE);
+      List<Future<String>> borrowers = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        borrowers.add(inBackground(() -> {
+          try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT pg_sleep(0.3)")) {
+            ps.execute();
+            return "ok";
+          } catch (SQLException e) {
+            return e.getSQLState() + " " + e.getMessage();
+          }
+        }));
+      }
+      await("both borrowers wait for a connection", Duration.ofSeconds(10),
+          () -> pool.getHikariPoolMXBean().getThreadsAwaitingConnection() == 2);
+      locks.close(); // gives the lock and wait sessions' connections to the waiting borrowers
+      for (Future<String> b : borrowers) {
+        assertThat(b.get(10, TimeUnit.SECONDS)).as("round %d", round).isEqualTo("ok");
+      }
+    }
+    closeAll(spare.subList(2, POOL_SIZE));
   }
 
   /** Borrows every connection of the pool at once and reads its settings and advisory locks. */

@@ -19,8 +19,9 @@ import org.postgresql.PGConnection;
  * advisory lock and puts every setting back in one statement ({@link Sql#GIVE_BACK}) before the
  * connection is closed, which returns it to a pool. A session that ends in any other way may still
  * hold locks the client cannot see, so its connection is never given back: the pgjdbc connection
- * under any pool proxy is aborted first and the proxy closed after, which every pool we know treats
- * as a broken connection and discards (HikariCP: SQLSTATE 08003 on return).
+ * under any pool proxy is aborted first and the proxy closed after, which HikariCP treats as a
+ * broken connection and discards (SQLSTATE 08003 on return; tested). Other pools discard it if they
+ * validate connections on return or on borrow.
  *
  * <p>A plain (non-pooling) {@code DataSource} gets the same treatment; restoring the settings of a
  * connection about to be closed costs one statement at close.
@@ -34,6 +35,8 @@ final class BorrowedConnection {
   private final int networkTimeout;
   /** The values of {@link Sql#SESSION_SETTINGS} before setup changed them; null until read. */
   private volatile String[] originalSettings;
+  /** Handed back to the {@code DataSource}: from then on it may be someone else's, never to abort. */
+  private volatile boolean returned;
 
   private BorrowedConnection(Connection connection, Connection physical, boolean autoCommit, int networkTimeout) {
     this.connection = connection;
@@ -92,7 +95,32 @@ final class BorrowedConnection {
       connection.setAutoCommit(false);
     }
     connection.setNetworkTimeout(Runnable::run, networkTimeout);
-    connection.close();
+    returned = true;
+    try {
+      connection.close();
+    } catch (SQLException e) {
+      // A pool may already have taken it back (HikariCP recycles in a finally block): what is wrong
+      // with it is the pool's to find now, and it must not be aborted under its next borrower.
+    }
+  }
+
+  /**
+   * Best effort, before a refused connection is discarded: puts the settings back, as behind a
+   * transaction-mode pooler the backend they were set on serves other clients next.
+   */
+  void restoreSettingsQuietly() {
+    String[] values = originalSettings;
+    if (values == null) {
+      return;
+    }
+    try (PreparedStatement ps = connection.prepareStatement(Sql.RESTORE_SETTINGS)) {
+      for (int i = 0; i < values.length; i++) {
+        ps.setString(i + 1, values[i]);
+      }
+      ps.execute();
+    } catch (SQLException | RuntimeException e) {
+      // the connection is discarded next either way
+    }
   }
 
   private void runGiveBack(String[] values) throws SQLException {
@@ -110,6 +138,9 @@ final class BorrowedConnection {
    * rather than lend it again. Never throws.
    */
   void discard() {
+    if (returned) {
+      return;
+    }
     try {
       physical.abort(Runnable::run);
     } catch (SQLException | RuntimeException e) {

@@ -72,6 +72,13 @@ final class LockSession {
   private volatile long lastAnswer = System.nanoTime();
   private volatile LossCause lossCause;
   private volatile String failure;
+  /**
+   * Cancel requests sent and not yet known to have reached the server. A cancel travels on a
+   * connection of its own and lands on whatever the backend runs when it arrives: the connection
+   * goes back to a pool only once none is in flight.
+   */
+  private final java.util.concurrent.atomic.AtomicInteger cancelsInFlight =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   private LockSession(String name, boolean forWaiting, BorrowedConnection connection, int pid, Lease lease,
       Listener listener, ScheduledExecutorService watchdog) throws SQLException {
@@ -163,14 +170,27 @@ final class LockSession {
     cancelStatement(() -> { });
   }
 
+  /**
+   * Cancels the blocking wait in flight, if there is one; call after {@link #beginClose()}, which
+   * keeps a new wait from starting. An idle session gets no cancel, which could otherwise reach the
+   * next user of a pooled connection.
+   */
+  void cancelWaitInFlight() {
+    if (alone != null) {
+      cancelStatement();
+    }
+  }
+
   /** {@link #cancelStatement()}, then runs {@code afterwards} on the cancel's thread, sent or not. */
   void cancelStatement(Runnable afterwards) {
+    cancelsInFlight.incrementAndGet();
     Thread sender = new Thread(() -> {
       try {
         statements.cancel();
       } catch (SQLException | RuntimeException e) {
         log.debug("{}: cancel request failed: {}", name, e.toString());
       } finally {
+        cancelsInFlight.decrementAndGet();
         afterwards.run();
       }
     }, name + "-cancel");
@@ -523,6 +543,11 @@ final class LockSession {
     if (!dead.compareAndSet(false, true)) {
       return;
     }
+    dieClaimed(cause, why);
+  }
+
+  /** {@link #die} once this thread has set {@link #dead}: nobody else touches the connection now. */
+  private void dieClaimed(LossCause cause, String why) {
     if (cause == LossCause.CONNECTION_LOST && leaseExpired()) {
       cause = LossCause.LEASE_EXPIRED; // the lease ran out first, whoever noticed the failure
     }
@@ -594,15 +619,38 @@ final class LockSession {
       return;
     }
     try {
-      statements.boundNetwork((int) Math.min(Integer.MAX_VALUE, leftMillis));
-      statements.unlockAllAndGiveBack();
-      dead.set(true);
-      failQueued(); // an op that slipped in while closing must not wait forever
-    } catch (SQLException | RuntimeException e) {
-      die(LossCause.CLOSED, e.toString());
+      if (!cancelsDeliveredBy(deadlineNanos)) {
+        // a cancel still on its way could stop the statement of whoever borrows the connection next
+        die(LossCause.CLOSED, "closed while a cancel request was still on its way");
+        return;
+      }
+      // From here on this thread owns the connection: a lease check that fires meanwhile must not
+      // abort a connection that is being, or has been, given back to a pool.
+      if (!dead.compareAndSet(false, true)) {
+        return;
+      }
+      try {
+        long leftNow = Math.max(1, (deadlineNanos - System.nanoTime()) / 1_000_000);
+        statements.boundNetwork((int) Math.min(Integer.MAX_VALUE, leftNow));
+        statements.unlockAllAndGiveBack();
+        failQueued(); // an op that slipped in while closing must not wait forever
+      } catch (SQLException | RuntimeException e) {
+        dieClaimed(LossCause.CLOSED, e.toString());
+      }
     } finally {
       talk.unlock();
     }
+  }
+
+  /** Waits, at most until the deadline, for every cancel request sent to reach the server. */
+  private boolean cancelsDeliveredBy(long deadlineNanos) {
+    while (cancelsInFlight.get() > 0) {
+      if (deadlineNanos - System.nanoTime() <= 0) {
+        return false;
+      }
+      LockSupport.parkNanos(this, 1_000_000L); // a cancel takes a connect and a round trip
+    }
+    return true;
   }
 
   /** Takes the connection from a caller that is still combining, waiting at most the given time. */

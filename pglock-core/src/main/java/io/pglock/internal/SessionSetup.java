@@ -104,8 +104,12 @@ final class SessionSetup {
         Math.min(1000, Math.max(100, leaseMs / 3)) + "ms",         // client_connection_check_interval
         "0",                                                       // statement_timeout
         "0"};                                                      // lock_timeout
+    // Behind a transaction-mode pooler the backend changes between statements: look before changing
+    // anything, as the settings would otherwise stay on a backend that serves other clients next.
+    int pid = backendPid(c);
+    checkPinned(c, pid);
     long sent = System.nanoTime();
-    int pid;
+    int setupPid;
     try (PreparedStatement ps = c.prepareStatement(Sql.SETUP)) {
       for (int i = 0; i < values.length; i++) {
         ps.setString(i + 1, values[i]);
@@ -113,10 +117,14 @@ final class SessionSetup {
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         borrowed.remember(rs);
-        pid = rs.getInt(Sql.SETUP_PID_COLUMN);
+        setupPid = rs.getInt(Sql.SETUP_PID_COLUMN);
       }
     }
-    checkPinned(c, pid);
+    if (setupPid != pid) {
+      borrowed.restoreSettingsQuietly();
+      throw new UnsupportedDatabaseException(poolerRefusal("consecutive statements ran on different backends "
+          + "(pid " + pid + " then " + setupPid + ")"));
+    }
     // A stalled socket must not outlive the lease by much: the lease check marks the locks lost at
     // the deadline, and the network timeout frees the loop thread soon after.
     c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, leaseMs + 5_000));
@@ -146,14 +154,18 @@ final class SessionSetup {
    */
   private static void checkPinned(Connection c, int pid) throws SQLException {
     for (int i = 0; i < 2; i++) {
-      try (PreparedStatement ps = c.prepareStatement(Sql.BACKEND_PID); ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        int now = rs.getInt(1);
-        if (now != pid) {
-          throw new UnsupportedDatabaseException(poolerRefusal("consecutive statements ran on different backends "
-              + "(pid " + pid + " then " + now + ")"));
-        }
+      int now = backendPid(c);
+      if (now != pid) {
+        throw new UnsupportedDatabaseException(poolerRefusal("consecutive statements ran on different backends "
+            + "(pid " + pid + " then " + now + ")"));
       }
+    }
+  }
+
+  private static int backendPid(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(Sql.BACKEND_PID); ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
     }
   }
 

@@ -345,7 +345,7 @@ final class Sessions {
     }
     for (LockSession s : allWaitSessions) {
       s.beginClose(); // the cancelled waiter must not queue its next chunk here
-      s.cancelStatement();
+      s.cancelWaitInFlight();
     }
     for (LockSession s : all) {
       s.beginClose();

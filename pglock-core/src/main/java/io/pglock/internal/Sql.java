@@ -39,6 +39,13 @@ final class Sql {
   static final String GIVE_BACK = "SELECT pg_advisory_unlock_all(), "
       + SESSION_SETTINGS.stream().map(n -> "set_config('" + n + "', ?, false)").collect(Collectors.joining(", "));
 
+  /**
+   * Puts every one of {@link #SESSION_SETTINGS} back, and nothing else: the undo of a setup that
+   * ran on a connection then refused. Parameters as {@link #GIVE_BACK}.
+   */
+  static final String RESTORE_SETTINGS = "SELECT "
+      + SESSION_SETTINGS.stream().map(n -> "set_config('" + n + "', ?, false)").collect(Collectors.joining(", "));
+
   /** The server's version number, e.g. 150020: checked before anything version-specific is set. */
   static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
 
