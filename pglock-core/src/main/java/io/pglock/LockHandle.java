@@ -34,6 +34,17 @@ public interface LockHandle extends AutoCloseable {
   /** {@return the mode the lock is held in} */
   LockMode mode();
 
+  /**
+   * The fencing token that came with this grant: a number that strictly increases with every grant
+   * of the lock (across client restarts, server crashes and failovers), to be checked by the
+   * protected resource so that a former holder's late write is refused. See {@code docs/fencing.md}.
+   *
+   * @return the token, positive
+   * @throws IllegalStateException if the lock was acquired without fencing (see
+   *     {@link SessionLock#withFencing()} and {@link PgLocksBuilder#fencing()})
+   */
+  long fencingToken();
+
   /** {@return where the handle is in its life} Never goes back to {@code HELD}. */
   HandleState state();
 

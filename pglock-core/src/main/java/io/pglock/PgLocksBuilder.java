@@ -44,6 +44,8 @@ public final class PgLocksBuilder {
   private Executor callbackExecutor;
   private Duration connectTimeout;
   private boolean transactionLocksOnly;
+  private String schema;
+  private boolean fencing;
 
   PgLocksBuilder(DataSource dataSource) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -210,6 +212,37 @@ public final class PgLocksBuilder {
   }
 
   /**
+   * The schema of pglock's database objects (default {@value PgLockSchema#DEFAULT_SCHEMA}), as
+   * installed by {@link PgLockSchema#migrate(javax.sql.DataSource, String)}: fencing tokens use it.
+   * Session and transaction locks need no schema.
+   *
+   * @param schema a lower-case SQL identifier: letters, digits and '_', at most 63 characters
+   * @return this builder
+   */
+  public PgLocksBuilder schema(String schema) {
+    once(this.schema, "schema");
+    this.schema = io.pglock.internal.SchemaMigrator.checkSchema(schema);
+    return this;
+  }
+
+  /**
+   * Every exclusive session lock of the instance comes with a fencing token
+   * ({@link LockHandle#fencingToken()}): a number that strictly increases with every grant of that
+   * lock, taken in the same statement as the grant. Without this option,
+   * {@link SessionLock#withFencing()} asks for tokens per lock. Needs the schema at version 2 or
+   * later ({@link PgLockSchema#migrate}); {@link #build()} checks it. See {@code docs/fencing.md}.
+   *
+   * @return this builder
+   */
+  public PgLocksBuilder fencing() {
+    if (fencing) {
+      throw new IllegalStateException("fencing was already set");
+    }
+    fencing = true;
+    return this;
+  }
+
+  /**
    * Checks the database (PostgreSQL 14 or newer, not behind a transaction-mode pooler) by opening
    * the first lock session, and returns the running instance. With {@link #transactionLocksOnly()}
    * it checks on one connection (PostgreSQL 14 or newer, any pooler) and opens no lock session.
@@ -219,6 +252,7 @@ public final class PgLocksBuilder {
    * @throws UnsupportedDatabaseException if the database cannot carry session locks (the message
    *     names the fix: a direct connection, or {@link #transactionLocksOnly()})
    * @throws LockSessionException if the database cannot be reached
+   * @throws SchemaMissingException with {@link #fencing()}, if the schema lacks the fencing functions
    */
   public PgLocks build() {
     PgLocksConfig config = new PgLocksConfig(dataSource,
@@ -231,7 +265,9 @@ public final class PgLocksBuilder {
         maxLocalHandoffs >= 0 ? maxLocalHandoffs : 16,
         callbackExecutor,
         connectTimeout != null ? connectTimeout : DEFAULT_CONNECT_TIMEOUT,
-        transactionLocksOnly);
+        transactionLocksOnly,
+        schema != null ? schema : PgLockSchema.DEFAULT_SCHEMA,
+        fencing);
     return DefaultPgLocks.start(config);
   }
 

@@ -17,10 +17,12 @@ public final class PgLocksConfig {
   private final Executor callbackExecutor;
   private final Duration connectTimeout;
   private final boolean transactionLocksOnly;
+  private final String schema;
+  private final boolean fencing;
 
   PgLocksConfig(DataSource dataSource, String namespace, String nodeName, Duration lease, int lockSessions,
       int waitSessions, int maxHeldLocks, int maxLocalHandoffs, Executor callbackExecutor,
-      Duration connectTimeout, boolean transactionLocksOnly) {
+      Duration connectTimeout, boolean transactionLocksOnly, String schema, boolean fencing) {
     this.dataSource = dataSource;
     this.namespace = namespace;
     this.nodeName = nodeName;
@@ -32,6 +34,8 @@ public final class PgLocksConfig {
     this.callbackExecutor = callbackExecutor;
     this.connectTimeout = connectTimeout;
     this.transactionLocksOnly = transactionLocksOnly;
+    this.schema = schema;
+    this.fencing = fencing;
   }
 
   /** {@return where lock sessions come from} */
@@ -108,11 +112,28 @@ public final class PgLocksConfig {
     return transactionLocksOnly;
   }
 
+  /**
+   * {@return the schema of pglock's database objects} See {@link PgLocksBuilder#schema(String)}: the
+   * fencing functions live there.
+   */
+  public String schema() {
+    return schema;
+  }
+
+  /**
+   * {@return true if every exclusive session lock of the instance comes with a fencing token} See
+   * {@link PgLocksBuilder#fencing()}; {@link SessionLock#withFencing()} asks for one per lock.
+   */
+  public boolean fencing() {
+    return fencing;
+  }
+
   @Override
   public String toString() {
     return "PgLocksConfig[namespace=" + namespace + ", node=" + nodeName + ", lease=" + lease
         + ", lockSessions=" + lockSessions + ", waitSessions=" + waitSessions + ", maxHeldLocks=" + maxHeldLocks
         + ", maxLocalHandoffs=" + maxLocalHandoffs + ", connectTimeout=" + connectTimeout
-        + (transactionLocksOnly ? ", transactionLocksOnly" : "") + "]";
+        + (transactionLocksOnly ? ", transactionLocksOnly" : "") + ", schema=" + schema
+        + (fencing ? ", fencing" : "") + "]";
   }
 }

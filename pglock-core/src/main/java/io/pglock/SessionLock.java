@@ -25,6 +25,21 @@ public interface SessionLock {
   LockMode mode();
 
   /**
+   * This lock, with a fencing token on every grant ({@link LockHandle#fencingToken()}), taken in the
+   * same statement as the grant. A fenced lock is never passed between threads of this process
+   * without the server, since every holder needs a token of its own.
+   *
+   * @return the fenced lock (this one if it already is)
+   * @throws UnsupportedOperationException if the lock is shared: fencing tokens order exclusive holders
+   * @throws SchemaMissingException if the schema lacked the fencing functions when the
+   *     {@code PgLocks} was built ({@link PgLockSchema#migrate})
+   */
+  SessionLock withFencing();
+
+  /** {@return true if every grant of this lock comes with a fencing token} */
+  boolean fenced();
+
+  /**
    * Takes the lock if it is free now; never waits for another holder (it does take one round trip
    * to the server unless the lock is already held here in a compatible mode).
    *

@@ -21,6 +21,8 @@ final class DefaultLockHandle implements LockHandle {
   private final LockSession session;
   private final LockKey key;
   private final LockMode mode;
+  /** The fencing token of the grant; 0 when acquired without fencing. */
+  private final long token;
   private final AtomicReference<HandleState> life = new AtomicReference<>(HandleState.HELD);
   private volatile LossCause lossCause;
   private volatile String lossDetail;
@@ -28,12 +30,22 @@ final class DefaultLockHandle implements LockHandle {
   private CompletableFuture<LossCause> lost;
   private List<Consumer<LossCause>> callbacks;
 
-  DefaultLockHandle(LockTable table, KeyState state, LockSession session, LockKey key, LockMode mode) {
+  DefaultLockHandle(LockTable table, KeyState state, LockSession session, LockKey key, LockMode mode, long token) {
     this.table = table;
     this.state = state;
     this.session = session;
     this.key = key;
     this.mode = mode;
+    this.token = token;
+  }
+
+  @Override
+  public long fencingToken() {
+    if (token == 0) {
+      throw new IllegalStateException(key + " was acquired without fencing: acquire it through "
+          + "SessionLock.withFencing(), or build the PgLocks with fencing()");
+    }
+    return token;
   }
 
   @Override

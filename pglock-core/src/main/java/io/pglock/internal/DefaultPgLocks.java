@@ -26,6 +26,8 @@ public final class DefaultPgLocks implements PgLocks {
   private final Sessions sessions;
   private final LockTable table;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Whether the schema had the fencing functions at build. */
+  private volatile boolean fencingInstalled;
 
   private DefaultPgLocks(PgLocksConfig config, LeaseClock clock) {
     this.config = config;
@@ -62,10 +64,19 @@ public final class DefaultPgLocks implements PgLocks {
     DefaultPgLocks locks = new DefaultPgLocks(config, clock);
     try {
       if (config.transactionLocksOnly()) {
+        if (config.fencing()) {
+          throw new IllegalStateException("fencing and transactionLocksOnly cannot go together: fencing tokens "
+              + "come with session locks, which an instance for transaction locks alone refuses");
+        }
         locks.sessions.checkDatabase();
         locks.table.cap(0);
       } else {
-        locks.table.cap(capFor(config, locks.sessions.openFirst()));
+        SessionSetup.Probe probe = locks.sessions.openFirst();
+        locks.table.cap(capFor(config, probe.lockTable()));
+        locks.fencingInstalled = probe.fencingInstalled();
+        if (config.fencing()) {
+          locks.ensureFencing();
+        }
       }
     } catch (RuntimeException e) {
       locks.close();
@@ -104,6 +115,18 @@ public final class DefaultPgLocks implements PgLocks {
     }
   }
 
+  /**
+   * @throws io.pglock.SchemaMissingException if the schema had no fencing functions at build
+   */
+  void ensureFencing() {
+    if (!fencingInstalled) {
+      throw new io.pglock.SchemaMissingException("fencing tokens need pglock's schema \"" + config.schema()
+          + "\" at version 2 or later, which this database lacks (checked at build): run PgLockSchema.migrate("
+          + "dataSource, \"" + config.schema() + "\") once, or apply io/pglock/schema/V2__fencing_tokens.sql "
+          + "with Flyway or Liquibase, then build the PgLocks again");
+    }
+  }
+
   ScheduledExecutorService watchdog() {
     return watchdog;
   }
@@ -131,7 +154,8 @@ public final class DefaultPgLocks implements PgLocks {
   public SessionLock lock(LockKey key) {
     ensureOpen();
     ensureSessionLocks();
-    return new DefaultSessionLock(this, java.util.Objects.requireNonNull(key, "key"), LockMode.EXCLUSIVE);
+    return new DefaultSessionLock(this, java.util.Objects.requireNonNull(key, "key"), LockMode.EXCLUSIVE,
+        config.fencing());
   }
 
   @Override
@@ -144,8 +168,8 @@ public final class DefaultPgLocks implements PgLocks {
     ensureOpen();
     ensureSessionLocks();
     java.util.Objects.requireNonNull(key, "key");
-    SessionLock read = new DefaultSessionLock(this, key, LockMode.SHARED);
-    SessionLock write = new DefaultSessionLock(this, key, LockMode.EXCLUSIVE);
+    SessionLock read = new DefaultSessionLock(this, key, LockMode.SHARED, false);
+    SessionLock write = new DefaultSessionLock(this, key, LockMode.EXCLUSIVE, config.fencing());
     return new SessionReadWriteLock() {
       @Override
       public LockKey key() {

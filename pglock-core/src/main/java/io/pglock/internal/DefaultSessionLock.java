@@ -16,11 +16,33 @@ final class DefaultSessionLock implements SessionLock {
   private final DefaultPgLocks locks;
   private final LockKey key;
   private final LockMode mode;
+  private final boolean fenced;
 
-  DefaultSessionLock(DefaultPgLocks locks, LockKey key, LockMode mode) {
+  DefaultSessionLock(DefaultPgLocks locks, LockKey key, LockMode mode, boolean fenced) {
     this.locks = locks;
     this.key = key;
     this.mode = mode;
+    this.fenced = fenced;
+    if (fenced) {
+      locks.ensureFencing();
+    }
+  }
+
+  @Override
+  public SessionLock withFencing() {
+    if (fenced) {
+      return this;
+    }
+    if (mode != LockMode.EXCLUSIVE) {
+      throw new UnsupportedOperationException("fencing tokens are for exclusive locks; " + key
+          + " is " + mode.name().toLowerCase(java.util.Locale.ROOT));
+    }
+    return new DefaultSessionLock(locks, key, mode, true);
+  }
+
+  @Override
+  public boolean fenced() {
+    return fenced;
   }
 
   @Override
@@ -37,7 +59,7 @@ final class DefaultSessionLock implements SessionLock {
   public Optional<LockHandle> tryAcquire() {
     locks.ensureOpen();
     try {
-      return Optional.ofNullable(locks.table().acquire(key, mode, LockTable.NO_WAIT, false));
+      return Optional.ofNullable(locks.table().acquire(key, mode, LockTable.NO_WAIT, false, fenced));
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible try was interrupted", e);
     }
@@ -50,7 +72,7 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return Optional.ofNullable(locks.table().acquire(key, mode, nanos, true));
+    return Optional.ofNullable(locks.table().acquire(key, mode, nanos, true, fenced));
   }
 
   @Override
@@ -72,14 +94,14 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return locks.table().acquire(key, mode, LockTable.FOREVER, true);
+    return locks.table().acquire(key, mode, LockTable.FOREVER, true, fenced);
   }
 
   @Override
   public LockHandle acquireUninterruptibly() {
     locks.ensureOpen();
     try {
-      return locks.table().acquire(key, mode, LockTable.FOREVER, false);
+      return locks.table().acquire(key, mode, LockTable.FOREVER, false, fenced);
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible acquire was interrupted", e);
     }
@@ -101,6 +123,6 @@ final class DefaultSessionLock implements SessionLock {
 
   @Override
   public String toString() {
-    return "SessionLock[" + key + " " + mode + "]";
+    return "SessionLock[" + key + " " + mode + (fenced ? " fenced" : "") + "]";
   }
 }

@@ -40,13 +40,16 @@ final class KeyState {
 
     final LockMode mode;
     final io.pglock.LockKey lockKey;
+    /** Wants a fencing token: takes the lock from the server only, never by a local handoff. */
+    final boolean fenced;
     final Thread thread = Thread.currentThread();
     int outcome = WAITING;
     DefaultLockHandle handle;
 
-    Waiter(LockMode mode, io.pglock.LockKey lockKey) {
+    Waiter(LockMode mode, io.pglock.LockKey lockKey, boolean fenced) {
       this.mode = mode;
       this.lockKey = lockKey;
+      this.fenced = fenced;
     }
   }
 

@@ -81,23 +81,23 @@ final class LockSession {
       new java.util.concurrent.atomic.AtomicInteger();
 
   private LockSession(String name, boolean forWaiting, BorrowedConnection connection, int pid, Lease lease,
-      Listener listener, ScheduledExecutorService watchdog) throws SQLException {
+      Listener listener, ScheduledExecutorService watchdog, String schema) throws SQLException {
     this.name = name;
     this.forWaiting = forWaiting;
     this.pid = pid;
     this.lease = lease;
     this.listener = listener;
     this.watchdog = watchdog;
-    this.statements = new SessionStatements(connection);
+    this.statements = new SessionStatements(connection, schema);
     this.loop = new Thread(this::loop, name);
     this.loop.setDaemon(true);
   }
 
   /** Opens and starts a session on a connection already set up by {@link SessionSetup}. */
   static LockSession start(String name, boolean forWaiting, SessionSetup.Opened opened, Listener listener,
-      ScheduledExecutorService watchdog) throws SQLException {
+      ScheduledExecutorService watchdog, String schema) throws SQLException {
     LockSession s = new LockSession(name, forWaiting, opened.connection(), opened.pid(), opened.lease(), listener,
-        watchdog);
+        watchdog, schema);
     s.loop.start();
     s.scheduleLeaseCheck();
     return s;
@@ -330,7 +330,7 @@ final class LockSession {
   /** Runs try-locks and unlocks as one statement, in order. Must hold {@link #talk}. */
   private boolean execute(List<Op> ops) {
     int n = ops.size();
-    boolean[] results;
+    long[] results;
     long sent = lease.now();
     long sentWall = lease.nowWall();
     lastActivity = sent;
@@ -361,14 +361,14 @@ final class LockSession {
     }
     for (int i = 0; i < n; i++) {
       Op op = ops.get(i);
-      boolean ok = results[i];
+      boolean ok = results[i] != 0;
       if (op.isUnlock() && !ok) {
         log.error("{}: the server did not hold {} {} when pglock released it; this is a pglock bug",
             name, op.shared() ? "shared" : "exclusive", op.key);
       }
       boolean taken;
       try {
-        taken = op.complete(ok);
+        taken = op.fenced ? op.completeFenced(results[i]) : op.complete(ok);
       } catch (RuntimeException | Error e) {
         // an unlock's bookkeeping failed: log it, and still answer every other op of the batch
         log.error("{}: completing {} failed", name, op.key, e);
@@ -428,11 +428,11 @@ final class LockSession {
       }
       sent = lease.now();
       sentWall = lease.nowWall();
-      statements.waitLock(op.key, op.shared());
+      long token = statements.waitLock(op.key, op.shared(), op.fenced);
       lastActivity = lease.now();
       if (!renewed(sent, sentWall)) {
         op.fail(deadError());
-      } else if (!op.complete(true)) {
+      } else if (!(op.fenced ? op.completeFenced(token) : op.complete(true))) {
         unlockNow(op);
       }
     } catch (SQLException e) {
@@ -442,6 +442,11 @@ final class LockSession {
         boolean holds = holdsQuietly(op);
         if (dead.get() || !renewed(sent, sentWall)) {
           op.fail(deadError());
+        } else if (holds && op.fenced) {
+          // granted at the last moment, but the statement ended before the token was taken: a
+          // fenced lock is never handed out without one, so give it back (the waiter tries again)
+          unlockNow(op);
+          op.complete(false);
         } else if (!op.complete(holds) && holds) {
           unlockNow(op);
         }

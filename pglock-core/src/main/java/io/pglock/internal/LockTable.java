@@ -64,10 +64,12 @@ final class LockTable implements LockSession.Listener {
    * Acquires a lock.
    *
    * @param timeoutNanos {@link #NO_WAIT}, {@link #FOREVER} or a wait bound
+   * @param fenced whether the grant must come with a fencing token (exclusive only): such a lock
+   *     always comes from the server, never by a local handoff
    * @return the handle, or null if the lock was not acquired in time
    * @throws InterruptedException if interruptible and interrupted (nothing is then held)
    */
-  DefaultLockHandle acquire(LockKey lockKey, LockMode mode, long timeoutNanos, boolean interruptible)
+  DefaultLockHandle acquire(LockKey lockKey, LockMode mode, long timeoutNanos, boolean interruptible, boolean fenced)
       throws InterruptedException {
     long start = System.nanoTime();
     long deadline = timeoutNanos == FOREVER ? Long.MAX_VALUE : start + timeoutNanos;
@@ -114,7 +116,7 @@ final class LockTable implements LockSession.Listener {
       } else if (timeoutNanos == NO_WAIT && !(st.unlockPending && !st.hasWaiters())) {
         return null; // held or being fetched here: a try fails as if another process held it
       } else {
-        w = new KeyState.Waiter(mode, lockKey);
+        w = new KeyState.Waiter(mode, lockKey, fenced);
         st.enqueue(w);
       }
     }
@@ -126,7 +128,7 @@ final class LockTable implements LockSession.Listener {
         return (DefaultLockHandle) outcome;
       }
     }
-    return fetch.fetch(st, lockKey, mode, timeoutNanos, deadline, interruptible);
+    return fetch.fetch(st, lockKey, mode, timeoutNanos, deadline, interruptible, fenced);
   }
 
   /**
@@ -226,7 +228,7 @@ final class LockTable implements LockSession.Listener {
   }
 
   /** Records a lock the server just granted on the session. */
-  DefaultLockHandle grant(KeyState st, LockKey lockKey, LockMode mode, LockSession session) {
+  DefaultLockHandle grant(KeyState st, LockKey lockKey, LockMode mode, LockSession session, long token) {
     Stripe s = stripe(st.key);
     DefaultLockHandle h;
     List<KeyState.Waiter> joined = null;
@@ -241,7 +243,7 @@ final class LockTable implements LockSession.Listener {
       st.serverMode = mode;
       st.handoffs = 0;
       session.held.add(st);
-      h = addHolder(st, lockKey, mode);
+      h = addHolder(st, lockKey, mode, token);
       if (mode == LockMode.SHARED) {
         joined = grantSharedWaiters(st);
       }
@@ -256,7 +258,11 @@ final class LockTable implements LockSession.Listener {
   }
 
   private DefaultLockHandle addHolder(KeyState st, LockKey lockKey, LockMode mode) {
-    DefaultLockHandle h = new DefaultLockHandle(this, st, st.session, lockKey, mode);
+    return addHolder(st, lockKey, mode, 0);
+  }
+
+  private DefaultLockHandle addHolder(KeyState st, LockKey lockKey, LockMode mode, long token) {
+    DefaultLockHandle h = new DefaultLockHandle(this, st, st.session, lockKey, mode, token);
     st.addHandle(h);
     return h;
   }
@@ -308,7 +314,8 @@ final class LockTable implements LockSession.Listener {
       }
       session = st.session;
       KeyState.Waiter head = st.peekWaiter();
-      if (head != null && head.mode == st.serverMode && st.handoffs < config.maxLocalHandoffs()
+      // A fenced waiter needs a token of its own, which only the server's grant carries.
+      if (head != null && head.mode == st.serverMode && !head.fenced && st.handoffs < config.maxLocalHandoffs()
           && session != null && session.leaseValid()) {
         st.pollWaiter();
         st.handoffs++;

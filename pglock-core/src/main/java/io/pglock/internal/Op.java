@@ -32,6 +32,10 @@ final class Op {
   final long waitMillis;
   /** For unlocks: run by the session after the batch, with whether the server had the lock. */
   final Consumer<Boolean> onDone;
+  /** An exclusive try or wait that takes the lock's next fencing token with the grant. */
+  final boolean fenced;
+  /** The fencing token that came with the grant; written before the state, read after it. */
+  private volatile long token;
 
   private final AtomicInteger state = new AtomicInteger(PENDING);
   private volatile Thread waiter;
@@ -40,23 +44,30 @@ final class Op {
   private Runnable onSettled;
   private boolean settled;
 
-  private Op(int action, ServerKey key, long waitMillis, Consumer<Boolean> onDone) {
+  private Op(int action, ServerKey key, long waitMillis, Consumer<Boolean> onDone, boolean fenced) {
     this.action = action;
     this.key = key;
     this.waitMillis = waitMillis;
     this.onDone = onDone;
+    this.fenced = fenced;
   }
 
   static Op tryLock(ServerKey key, LockMode mode) {
-    return new Op(mode == LockMode.SHARED ? TRY_SHARED : TRY_EXCLUSIVE, key, 0, null);
+    return tryLock(key, mode, false);
+  }
+
+  /** A try-lock; a fenced one (exclusive only) takes the lock's next fencing token with the grant. */
+  static Op tryLock(ServerKey key, LockMode mode, boolean fenced) {
+    return new Op(mode == LockMode.SHARED ? TRY_SHARED : TRY_EXCLUSIVE, key, 0, null, fenced);
   }
 
   static Op unlock(ServerKey key, LockMode mode, Consumer<Boolean> onDone) {
-    return new Op(mode == LockMode.SHARED ? UNLOCK_SHARED : UNLOCK_EXCLUSIVE, key, 0, onDone);
+    return new Op(mode == LockMode.SHARED ? UNLOCK_SHARED : UNLOCK_EXCLUSIVE, key, 0, onDone, false);
   }
 
-  static Op waitLock(ServerKey key, LockMode mode, long waitMillis) {
-    return new Op(mode == LockMode.SHARED ? WAIT_SHARED : WAIT_EXCLUSIVE, key, waitMillis, null);
+  /** A blocking wait; a fenced one (exclusive only) takes the lock's next fencing token with the grant. */
+  static Op waitLock(ServerKey key, LockMode mode, long waitMillis, boolean fenced) {
+    return new Op(mode == LockMode.SHARED ? WAIT_SHARED : WAIT_EXCLUSIVE, key, waitMillis, null, fenced);
   }
 
   boolean isWait() {
@@ -69,7 +80,7 @@ final class Op {
   }
 
   static Op writerWaiting(ServerKey key) {
-    return new Op(WRITER_WAITING, key, 0, null);
+    return new Op(WRITER_WAITING, key, 0, null, false);
   }
 
   boolean isUnlock() {
@@ -86,6 +97,20 @@ final class Op {
    * @return false if the waiter had abandoned the op: a granted lock must then be released
    */
   boolean complete(boolean granted) {
+    return complete(granted, 0);
+  }
+
+  /**
+   * Records the server's answer to a fenced op: granted with this token (positive), or not (0).
+   *
+   * @return false if the waiter had abandoned the op: a granted lock must then be released
+   */
+  boolean completeFenced(long token) {
+    return complete(token > 0, token);
+  }
+
+  private boolean complete(boolean granted, long grantedToken) {
+    token = grantedToken;
     boolean won = state.compareAndSet(PENDING, granted ? GRANTED : REFUSED);
     LockSupport.unpark(waiter);
     if (onDone != null) {
@@ -190,6 +215,11 @@ final class Op {
       LockSupport.parkNanos(this, left);
     }
     return true;
+  }
+
+  /** The fencing token of a granted fenced op (0 for any other op); read after {@link #result()}. */
+  long token() {
+    return token;
   }
 
   /** The answer of a done op. @throws RuntimeException the failure, if the session failed */

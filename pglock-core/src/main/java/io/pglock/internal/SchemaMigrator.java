@@ -19,7 +19,7 @@ import javax.sql.DataSource;
 /** Applies the numbered migrations under {@code io/pglock/schema/} in one transaction, under a lock. */
 public final class SchemaMigrator {
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
-  private static final List<String> MIGRATIONS = List.of("V1__key_function.sql");
+  private static final List<String> MIGRATIONS = List.of("V1__key_function.sql", "V2__fencing_tokens.sql");
   /** Serialises migrations of every node: a transaction lock on this key. */
   private static final long MIGRATION_LOCK = LockKey.named("pglock", "schema-migration").int64();
 
@@ -65,11 +65,19 @@ public final class SchemaMigrator {
     }
   }
 
-  static void checkSchema(String schema) {
+  /**
+   * Checks a schema name before it is used in SQL text.
+   *
+   * @param schema the name
+   * @return the name, if it is a lower-case SQL identifier
+   * @throws IllegalArgumentException if it is not
+   */
+  public static String checkSchema(String schema) {
     if (schema == null || !IDENTIFIER.matcher(schema).matches()) {
       throw new IllegalArgumentException("schema must be a lower-case SQL identifier (letters, digits, '_', "
           + "not starting with a digit, at most 63 characters): \"" + schema + "\"");
     }
+    return schema;
   }
 
   private static int currentVersion(Connection c, String schema) throws SQLException {

@@ -45,7 +45,7 @@ final class ServerFetch {
 
   /** The representative's work: get the lock from the server, waiting there if need be. */
   DefaultLockHandle fetch(KeyState st, LockKey lockKey, LockMode mode, long timeoutNanos,
-      long deadline, boolean interruptible) throws InterruptedException {
+      long deadline, boolean interruptible, boolean fenced) throws InterruptedException {
     DefaultLockHandle handle = null;
     boolean reserved = false;
     boolean interrupted = false;
@@ -67,10 +67,10 @@ final class ServerFetch {
           throw new InterruptedException("interrupted while waiting for " + lockKey);
         }
         LockSession ls;
-        boolean got;
+        long got;
         try {
           ls = sessions.lockSessionFor(st.key, callBound);
-          got = tryOnce(ls, st.key, mode, callBound);
+          got = tryOnce(ls, st.key, mode, fenced, callBound);
         } catch (LockSessionException e) {
           if (!retryable(e)) {
             throw e;
@@ -91,8 +91,8 @@ final class ServerFetch {
         }
         reconnect = FIRST_RECONNECT_NANOS;
         retriedTry = false;
-        if (got) {
-          handle = table.grant(st, lockKey, mode, ls);
+        if (got != 0) {
+          handle = table.grant(st, lockKey, mode, ls, fenced ? got : 0);
           break;
         }
         if (timeoutNanos == LockTable.NO_WAIT || past(deadline)) {
@@ -105,9 +105,10 @@ final class ServerFetch {
           ws = null; // no new connection to be had (max_connections, say): poll on the lock session
         }
         if (ws != null) {
-          WaitEnd end = waitOn(ws, st.key, mode, deadline, interruptible, bound);
+          long[] token = new long[1];
+          WaitEnd end = waitOn(ws, st.key, mode, fenced, token, deadline, interruptible, bound);
           if (end == WaitEnd.GRANTED) {
-            handle = table.grant(st, lockKey, mode, ws);
+            handle = table.grant(st, lockKey, mode, ws, token[0]);
             break;
           }
           if (end == WaitEnd.TIMED_OUT) {
@@ -177,27 +178,30 @@ final class ServerFetch {
    * One try-lock on the key's lock session, answered by {@code answerBy} or abandoned (a late grant
    * is then released by the session).
    *
+   * @return 0 if not granted; else the fencing token if fenced, 1 if not
+   *
    * @throws LockSessionException if the session failed or gave no answer in time
    */
-  private boolean tryOnce(LockSession ls, ServerKey key, LockMode mode, long answerBy) {
-    Op op = Op.tryLock(key, mode);
+  private long tryOnce(LockSession ls, ServerKey key, LockMode mode, boolean fenced, long answerBy) {
+    Op op = Op.tryLock(key, mode, fenced);
     ls.submit(op, true);
     if (!op.awaitUninterruptibly(answerBy) && op.abandon()) {
       throw new LockSessionException(ls.name + " gave no answer within the connect timeout ("
           + config.connectTimeout().toMillis() + " ms) beyond the call's own timeout: the database or the "
           + "network is not answering; nothing was acquired (a late grant is released at once)", null);
     }
-    return op.result();
+    return !op.result() ? 0 : fenced ? op.token() : 1;
   }
 
   /**
    * Waits on a wait session, in chunks of at most a third of the lease: each chunk is a round trip
    * that renews the wait session's lease, so a long wait never looks like a dead session. The wait
    * session is given back here, or, when a wait is abandoned, by the session once the statement
-   * has ended; a granted wait session holds the lock and goes back when it is released.
+   * has ended; a granted wait session holds the lock and goes back when it is released. The token
+   * of a fenced grant goes to {@code tokenOut[0]}.
    */
-  private WaitEnd waitOn(LockSession ws, ServerKey key, LockMode mode, long deadline, boolean interruptible,
-      long bound) {
+  private WaitEnd waitOn(LockSession ws, ServerKey key, LockMode mode, boolean fenced, long[] tokenOut,
+      long deadline, boolean interruptible, long bound) {
     long chunkMs = Math.max(1, config.lease().toMillis() / 3);
     boolean uninterruptedWait = false;
     try {
@@ -208,7 +212,7 @@ final class ServerFetch {
           sessions.returnWaitSession(ws);
           return WaitEnd.TIMED_OUT;
         }
-        Op op = Op.waitLock(key, mode, remainingMs);
+        Op op = Op.waitLock(key, mode, remainingMs, fenced);
         ws.submit(op, false);
         // The server ends the wait itself (lock_timeout); the bound covers a server that does not answer.
         long until = System.nanoTime() + remainingMs * 1_000_000 + bound;
@@ -252,6 +256,7 @@ final class ServerFetch {
           throw e;
         }
         if (granted) {
+          tokenOut[0] = op.token(); // 0 unless fenced
           return WaitEnd.GRANTED;
         }
         if (Thread.currentThread().isInterrupted() && interruptible) {

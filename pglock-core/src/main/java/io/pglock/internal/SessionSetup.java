@@ -103,7 +103,8 @@ final class SessionSetup {
         leaseMs + "ms",                                            // tcp_user_timeout
         Math.min(1000, Math.max(100, leaseMs / 3)) + "ms",         // client_connection_check_interval
         "0",                                                       // statement_timeout
-        "0"};                                                      // lock_timeout
+        "0",                                                       // lock_timeout
+        "off"};                                                    // synchronous_commit (fencing tokens)
     // Behind a transaction-mode pooler the backend changes between statements: look before changing
     // anything, as the settings would otherwise stay on a backend that serves other clients next.
     int pid = backendPid(c);
@@ -187,15 +188,16 @@ final class SessionSetup {
    * gets the same server connection (poolers hand out the most recently released one first), so it
    * reports the same backend pid. Directly connected, two connections are always two backends.
    *
-   * @return about how many locks the server's shared lock table holds
+   * @return about how many locks the server's shared lock table holds, and whether the schema has
+   *     the fencing functions
    * @throws UnsupportedDatabaseException if the second connection reports the session's pid
    */
-  static int probe(PgLocksConfig config, int sessionPid) {
+  static Probe probe(PgLocksConfig config, int sessionPid) {
     try (Connection probe = config.dataSource().getConnection()) {
       boolean autoCommit = probe.getAutoCommit();
       probe.setAutoCommit(false);
       try {
-        return probe(probe, sessionPid);
+        return probe(probe, sessionPid, config.schema());
       } finally {
         probe.rollback();
         probe.setAutoCommit(autoCommit); // a pooled connection goes back as it came
@@ -205,16 +207,25 @@ final class SessionSetup {
     }
   }
 
-  private static int probe(Connection probe, int sessionPid) throws SQLException {
-    try (PreparedStatement ps = probe.prepareStatement(Sql.PROBE); ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      int pid = rs.getInt(1);
-      int lockTable = rs.getInt(2);
-      if (pid == sessionPid) {
-        throw new UnsupportedDatabaseException(poolerRefusal("two connections from the DataSource share backend "
-            + "pid " + pid));
+  /** What the probe learnt: the size of the server's lock table, and whether fencing is installed. */
+  record Probe(int lockTable, boolean fencingInstalled) {}
+
+  private static Probe probe(Connection probe, int sessionPid, String schema) throws SQLException {
+    try (PreparedStatement ps = probe.prepareStatement(Sql.PROBE)) {
+      ps.setString(1, schema);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        int pid = rs.getInt(1);
+        checkNotShared(pid, sessionPid);
+        return new Probe(rs.getInt(2), rs.getBoolean(3));
       }
-      return lockTable;
+    }
+  }
+
+  private static void checkNotShared(int pid, int sessionPid) {
+    if (pid == sessionPid) {
+      throw new UnsupportedDatabaseException(poolerRefusal("two connections from the DataSource share backend "
+          + "pid " + pid));
     }
   }
 }

@@ -21,38 +21,50 @@ final class SessionStatements {
   private final BorrowedConnection borrowed;
   private final Connection connection;
   private final PreparedStatement arrays;
+  /** {@link Sql#fencedBatch}, prepared when a large batch first has a fenced try. */
+  private PreparedStatement fencedArrays;
+  private final String schema;
   private final Map<Integer, PreparedStatement> shaped = new HashMap<>();
   /** Every this many probes, a full look (a message may sit in pgjdbc's own buffer). */
   private static final int FULL_PROBE_EVERY = 25;
   private final PendingBytes pending;
   private int probes;
 
-  SessionStatements(BorrowedConnection borrowed) throws SQLException {
+  SessionStatements(BorrowedConnection borrowed, String schema) throws SQLException {
     this.borrowed = borrowed;
+    this.schema = schema;
     this.connection = borrowed.connection;
     this.arrays = connection.prepareStatement(Sql.BATCH);
     this.pending = PendingBytes.of(connection);
   }
 
-  /** Runs try-locks and unlocks as one statement, in order; one answer per op. */
-  boolean[] run(List<Op> ops) throws SQLException {
+  /**
+   * Runs try-locks and unlocks as one statement, in order; one answer per op: 1 or 0 (granted or
+   * not; for an unlock, whether the server held the lock), and for a fenced try the token, 0 if not
+   * granted.
+   */
+  long[] run(List<Op> ops) throws SQLException {
     return ops.size() <= Sql.MAX_SHAPED ? runShaped(ops) : runArrays(ops);
   }
 
+  /** The code of an op in {@link Sql#shaped}: its function, and the key space in the low bit. */
+  private static int code(Op op) {
+    return (op.fenced ? Sql.TRY_FENCED : op.action) * 2 + op.key.objsubid() - 1;
+  }
+
   /** A small batch: one row of function calls, prepared once per shape and kept. */
-  private boolean[] runShaped(List<Op> ops) throws SQLException {
+  private long[] runShaped(List<Op> ops) throws SQLException {
     int n = ops.size();
     int shape = n;
     int[] codes = new int[n];
     for (int i = 0; i < n; i++) {
-      Op op = ops.get(i);
-      codes[i] = op.action * 2 + op.key.objsubid() - 1;
-      shape = shape * 8 + codes[i];
+      codes[i] = code(ops.get(i));
+      shape = shape * 16 + codes[i];
     }
     PreparedStatement ps = shaped.get(shape);
     boolean keep = ps != null || shaped.size() < MAX_SHAPES;
     if (ps == null) {
-      ps = connection.prepareStatement(Sql.shaped(codes));
+      ps = connection.prepareStatement(Sql.shaped(codes, schema));
       if (keep) {
         shaped.put(shape, ps);
       }
@@ -65,11 +77,11 @@ final class SessionStatements {
           ps.setInt(p++, op.key.secondArg());
         }
       }
-      boolean[] results = new boolean[n];
+      long[] results = new long[n];
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         for (int i = 0; i < n; i++) {
-          results[i] = rs.getBoolean(i + 1);
+          results[i] = ops.get(i).fenced ? rs.getLong(i + 1) : rs.getBoolean(i + 1) ? 1 : 0;
         }
       }
       return results;
@@ -81,27 +93,36 @@ final class SessionStatements {
   }
 
   /** A large batch: one statement over arrays, evaluated in array order. */
-  private boolean[] runArrays(List<Op> ops) throws SQLException {
+  private long[] runArrays(List<Op> ops) throws SQLException {
     int n = ops.size();
     short[] actions = new short[n];
     short[] spaces = new short[n];
     long[] firsts = new long[n];
     int[] seconds = new int[n];
+    boolean fenced = false;
     for (int i = 0; i < n; i++) {
       Op op = ops.get(i);
-      actions[i] = (short) op.action;
+      actions[i] = (short) (op.fenced ? Sql.TRY_FENCED : op.action);
+      fenced |= op.fenced;
       spaces[i] = (short) op.key.objsubid();
       firsts[i] = op.key.firstArg();
       seconds[i] = op.key.secondArg();
     }
-    arrays.setObject(1, actions);
-    arrays.setObject(2, spaces);
-    arrays.setObject(3, firsts);
-    arrays.setObject(4, seconds);
-    boolean[] results = new boolean[n];
-    try (ResultSet rs = arrays.executeQuery()) {
+    PreparedStatement ps = arrays;
+    if (fenced) {
+      if (fencedArrays == null) {
+        fencedArrays = connection.prepareStatement(Sql.fencedBatch(schema));
+      }
+      ps = fencedArrays;
+    }
+    ps.setObject(1, actions);
+    ps.setObject(2, spaces);
+    ps.setObject(3, firsts);
+    ps.setObject(4, seconds);
+    long[] results = new long[n];
+    try (ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
-        results[rs.getInt(1) - 1] = rs.getBoolean(2);
+        results[rs.getInt(1) - 1] = fenced ? rs.getLong(2) : rs.getBoolean(2) ? 1 : 0;
       }
     }
     return results;
@@ -115,14 +136,22 @@ final class SessionStatements {
     }
   }
 
-  /** Blocks until the server grants the lock, or throws (55P03 on lock_timeout, 57014 on cancel). */
-  void waitLock(ServerKey key, boolean shared) throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(Sql.lock(key, shared))) {
+  /**
+   * Blocks until the server grants the lock, or throws (55P03 on lock_timeout, 57014 on cancel).
+   *
+   * @return the fencing token that came with the grant if fenced, else 1
+   */
+  long waitLock(ServerKey key, boolean shared, boolean fenced) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(fenced ? Sql.lockFenced(key, schema)
+        : Sql.lock(key, shared))) {
       ps.setLong(1, key.firstArg());
       if (key.objsubid() == 2) {
         ps.setInt(2, key.secondArg());
       }
-      ps.execute();
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return fenced ? rs.getLong(1) : 1;
+      }
     }
   }
 
@@ -197,6 +226,9 @@ final class SessionStatements {
       ps.close();
     }
     arrays.close();
+    if (fencedArrays != null) {
+      fencedArrays.close();
+    }
     borrowed.giveBack();
   }
 

@@ -138,9 +138,9 @@ final class Sessions {
    * Opens the first lock session and probes the server once: no transaction-mode pooler may be in
    * the way.
    *
-   * @return the size of the server's lock table
+   * @return the size of the server's lock table, and whether fencing is installed
    */
-  int openFirst() {
+  SessionSetup.Probe openFirst() {
     LockSession first = lockSessionFor(new ServerKey(1, 0), Long.MAX_VALUE);
     // bounded like the open: a pool with no connection to spare must not hold build() for its own timeout
     return await(inBackground("probe", () -> SessionSetup.probe(config, first.pid())),
@@ -252,7 +252,7 @@ final class Sessions {
     }
     try {
       return LockSession.start("pglock-" + config.nodeName() + "-" + role + "#" + n, forWaiting, o, listener,
-          watchdog);
+          watchdog, config.schema());
     } catch (java.sql.SQLException e) {
       o.connection().discard();
       throw new LockSessionException("could not prepare a lock session: " + SqlErrors.describe(e), e);

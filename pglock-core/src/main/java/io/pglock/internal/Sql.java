@@ -11,11 +11,13 @@ final class Sql {
    * The session settings a lock session changes, in the order of {@link #SETUP}'s parameters: each
    * is read before it is set, and put back by {@link #GIVE_BACK} (see {@link BorrowedConnection}).
    * {@code statement_timeout} and {@code lock_timeout} are cleared so that a role's or a pool's
-   * defaults cannot cut a wait short; a wait sets its own {@code lock_timeout}.
+   * defaults cannot cut a wait short; a wait sets its own {@code lock_timeout}. {@code synchronous_commit}
+   * is off: the only writes of a lock session are fencing tokens, whose durability does not rest on
+   * a disk flush per grant (see {@code V2__fencing_tokens.sql}).
    */
   static final List<String> SESSION_SETTINGS = List.of("application_name", "idle_session_timeout",
       "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout",
-      "client_connection_check_interval", "statement_timeout", "lock_timeout");
+      "client_connection_check_interval", "statement_timeout", "lock_timeout", "synchronous_commit");
 
   /**
    * Sets up a lock session and reads what the checks need. Columns 1 to n: the value of each of
@@ -51,14 +53,16 @@ final class Sql {
 
   /**
    * The probe of a second connection: its backend pid, and the size of the shared lock table,
-   * {@code max_locks_per_transaction} times the backends it is sized for.
+   * {@code max_locks_per_transaction} times the backends it is sized for; and whether the schema
+   * (parameter) has the fencing functions.
    */
   static final String PROBE = """
       SELECT pg_backend_pid(),
              current_setting('max_locks_per_transaction')::int
              * (current_setting('max_connections')::int + current_setting('max_prepared_transactions')::int
                 + current_setting('autovacuum_max_workers')::int + current_setting('max_worker_processes')::int
-                + current_setting('max_wal_senders')::int + 1)""";
+                + current_setting('max_wal_senders')::int + 1),
+             to_regprocedure(quote_ident(?) || '.try_lock_fenced(bigint)') IS NOT NULL""";
 
   /** The backend pid: read at connect and on every heartbeat to catch a transaction-mode pooler. */
   static final String BACKEND_PID = "SELECT pg_backend_pid()";
@@ -82,25 +86,59 @@ final class Sql {
   static final int MAX_SHAPED = 8;
 
   private static final String[] FUNCTIONS = {
-      "pg_try_advisory_lock", "pg_try_advisory_lock_shared", "pg_advisory_unlock", "pg_advisory_unlock_shared"};
+      "pg_try_advisory_lock", "pg_try_advisory_lock_shared", "pg_advisory_unlock", "pg_advisory_unlock_shared",
+      ".try_lock_fenced"};
+
+  /** The action code of a fenced exclusive try in {@link #shaped} and {@link #fencedBatch}. */
+  static final int TRY_FENCED = 4;
 
   /**
    * A small batch as one row of function calls, e.g. {@code SELECT pg_advisory_unlock(?::bigint),
    * pg_try_advisory_lock(?::bigint)}: about half the server time of the array form. Each op is
-   * {@code action * 2 + (objsubid - 1)}. PostgreSQL evaluates a target list left to right; for ops
-   * on one key from one backend the order would not even matter, since a backend never conflicts
-   * with itself.
+   * {@code action * 2 + (objsubid - 1)}, the action {@link #TRY_FENCED} calling the schema's
+   * {@code try_lock_fenced}, which answers with a token (0: not granted). PostgreSQL evaluates a
+   * target list left to right; for ops on one key from one backend the order would not even matter,
+   * since a backend never conflicts with itself.
    */
-  static String shaped(int[] ops) {
+  static String shaped(int[] ops, String schema) {
     StringBuilder sql = new StringBuilder("SELECT ");
     for (int i = 0; i < ops.length; i++) {
       if (i > 0) {
         sql.append(", ");
       }
+      if (ops[i] >> 1 == TRY_FENCED) {
+        sql.append(schema);
+      }
       sql.append(FUNCTIONS[ops[i] >> 1]).append((ops[i] & 1) == 0 ? "(?::bigint)" : "(?::int, ?::int)");
     }
     return sql.toString();
   }
+
+  /**
+   * {@link #BATCH} with fenced tries (action {@link #TRY_FENCED}): one bigint per position, 1 or 0
+   * for the plain actions and the token (0: not granted) for a fenced try. A separate statement, so
+   * that a batch without fencing never depends on the schema.
+   */
+  static String fencedBatch(String schema) {
+    return """
+        SELECT t.n::int, CASE t.a
+          WHEN 0 THEN (CASE WHEN t.s = 1 THEN pg_try_advisory_lock(t.k) ELSE pg_try_advisory_lock(t.k::int, t.k2) END)::int
+          WHEN 1 THEN (CASE WHEN t.s = 1 THEN pg_try_advisory_lock_shared(t.k)
+                            ELSE pg_try_advisory_lock_shared(t.k::int, t.k2) END)::int
+          WHEN 2 THEN (CASE WHEN t.s = 1 THEN pg_advisory_unlock(t.k) ELSE pg_advisory_unlock(t.k::int, t.k2) END)::int
+          WHEN 3 THEN (CASE WHEN t.s = 1 THEN pg_advisory_unlock_shared(t.k)
+                            ELSE pg_advisory_unlock_shared(t.k::int, t.k2) END)::int
+          ELSE CASE WHEN t.s = 1 THEN %1$s.try_lock_fenced(t.k) ELSE %1$s.try_lock_fenced(t.k::int, t.k2) END
+          END::bigint
+          FROM unnest(?::smallint[], ?::smallint[], ?::bigint[], ?::int[]) WITH ORDINALITY AS t(a, s, k, k2, n)"""
+        .formatted(schema);
+  }
+
+  /** A fenced blocking wait (bounded by lock_timeout): the token comes back with the grant. */
+  static String lockFenced(ServerKey key, String schema) {
+    return "SELECT " + schema + ".lock_fenced(" + (key.objsubid() == 1 ? "?::bigint)" : "?::int, ?::int)");
+  }
+
 
   /** Sets the wait bound of the next blocking lock; parameter: a lock_timeout value such as "250ms". */
   static final String SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, false)";
