@@ -70,17 +70,25 @@ abstract class PgLocksTestSupport {
 
   /** Whether any backend holds the key's server lock, as seen by pg_locks. */
   static int serverHolders(Connection c, LockKey key) throws SQLException {
+    return holderPids(c, key).size();
+  }
+
+  /** The backends that hold the key's server lock, as seen by pg_locks. */
+  static List<Integer> holderPids(Connection c, LockKey key) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("""
-        SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+        SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
            AND classid::bigint = ? AND objid::bigint = ? AND objsubid = ?""")) {
       ps.setLong(1, key.first() & 0xFFFF_FFFFL);
       ps.setLong(2, key.second() & 0xFFFF_FFFFL);
       ps.setInt(3, key.objsubid());
+      List<Integer> pids = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getInt(1);
+        while (rs.next()) {
+          pids.add(rs.getInt(1));
+        }
       }
+      return pids;
     }
   }
 

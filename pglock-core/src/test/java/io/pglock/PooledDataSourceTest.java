@@ -255,17 +255,8 @@ class PooledDataSourceTest extends PgLocksTestSupport {
   }
 
   private static int holderPid(Connection admin, LockKey key) throws SQLException {
-    try (PreparedStatement ps = admin.prepareStatement("""
-        SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-           AND classid::bigint = ? AND objid::bigint = ? AND objsubid = ?""")) {
-      ps.setLong(1, key.first() & 0xFFFF_FFFFL);
-      ps.setLong(2, key.second() & 0xFFFF_FFFFL);
-      ps.setInt(3, key.objsubid());
-      try (ResultSet rs = ps.executeQuery()) {
-        assertThat(rs.next()).isTrue();
-        return rs.getInt(1);
-      }
-    }
+    List<Integer> pids = holderPids(admin, key);
+    assertThat(pids).hasSize(1);
+    return pids.get(0);
   }
 }
