@@ -28,6 +28,8 @@ public final class DefaultPgLocks implements PgLocks {
   private final AtomicBoolean closed = new AtomicBoolean();
   /** Whether the schema had the fencing functions at build. */
   private volatile boolean fencingInstalled;
+  /** Records names of keys for the views; null when the schema does not record them. */
+  private volatile NameRecorder names;
 
   private DefaultPgLocks(PgLocksConfig config, LeaseClock clock) {
     this.config = config;
@@ -68,12 +70,13 @@ public final class DefaultPgLocks implements PgLocks {
           throw new IllegalStateException("fencing and transactionLocksOnly cannot go together: fencing tokens "
               + "come with session locks, which an instance for transaction locks alone refuses");
         }
-        locks.sessions.checkDatabase();
+        locks.startNames(locks.sessions.checkDatabase());
         locks.table.cap(0);
       } else {
         SessionSetup.Probe probe = locks.sessions.openFirst();
         locks.table.cap(capFor(config, probe.lockTable()));
         locks.fencingInstalled = probe.fencingInstalled();
+        locks.startNames(probe.namesInstalled());
         if (config.fencing()) {
           locks.ensureFencing();
         }
@@ -112,6 +115,20 @@ public final class DefaultPgLocks implements PgLocks {
           + "transactionLocksOnly(), so it has no lock session and refuses session locks; use "
           + "inTransaction(connection), or build another PgLocks without transactionLocksOnly() on a DataSource "
           + "that reaches PostgreSQL directly or through a session-mode pool");
+    }
+  }
+
+  private void startNames(boolean installed) {
+    if (installed) {
+      names = NameRecorder.start(config);
+    }
+  }
+
+  /** Notes a key this instance locked, so that its name can be recorded (once, in the background). */
+  void recordName(LockKey key) {
+    NameRecorder r = names;
+    if (r != null) {
+      r.record(key);
     }
   }
 
@@ -224,6 +241,10 @@ public final class DefaultPgLocks implements PgLocks {
     sessions.closeAll(System.nanoTime() + config.connectTimeout().toNanos());
     watchdog.shutdown();
     callbacks.shutdown();
+    NameRecorder r = names;
+    if (r != null) {
+      r.close();
+    }
   }
 
   @Override

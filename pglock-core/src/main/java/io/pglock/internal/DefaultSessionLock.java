@@ -59,7 +59,7 @@ final class DefaultSessionLock implements SessionLock {
   public Optional<LockHandle> tryAcquire() {
     locks.ensureOpen();
     try {
-      return Optional.ofNullable(locks.table().acquire(key, mode, LockTable.NO_WAIT, false, fenced));
+      return Optional.ofNullable(recorded(locks.table().acquire(key, mode, LockTable.NO_WAIT, false, fenced)));
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible try was interrupted", e);
     }
@@ -72,7 +72,7 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return Optional.ofNullable(locks.table().acquire(key, mode, nanos, true, fenced));
+    return Optional.ofNullable(recorded(locks.table().acquire(key, mode, nanos, true, fenced)));
   }
 
   @Override
@@ -94,17 +94,25 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return locks.table().acquire(key, mode, LockTable.FOREVER, true, fenced);
+    return recorded(locks.table().acquire(key, mode, LockTable.FOREVER, true, fenced));
   }
 
   @Override
   public LockHandle acquireUninterruptibly() {
     locks.ensureOpen();
     try {
-      return locks.table().acquire(key, mode, LockTable.FOREVER, false, fenced);
+      return recorded(locks.table().acquire(key, mode, LockTable.FOREVER, false, fenced));
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible acquire was interrupted", e);
     }
+  }
+
+  /** Notes the name of a granted key for the views (a set lookup; the write happens elsewhere). */
+  private LockHandle recorded(LockHandle h) {
+    if (h != null) {
+      locks.recordName(key);
+    }
+    return h;
   }
 
   static long checkTimeout(Duration timeout) {

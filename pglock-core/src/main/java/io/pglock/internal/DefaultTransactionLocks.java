@@ -69,7 +69,11 @@ final class DefaultTransactionLocks implements TransactionLocks {
     locks.ensureOpen();
     try {
       checkTransaction();
-      return tryNow(k, mode);
+      boolean granted = tryNow(k, mode);
+      if (granted) {
+        locks.recordName(key);
+      }
+      return granted;
     } catch (SQLException e) {
       throw failure(key, e);
     }
@@ -147,6 +151,9 @@ final class DefaultTransactionLocks implements TransactionLocks {
           interrupted -> serverWait(key, k, mode, deadline, forever, interrupted));
     } catch (SQLException e) {
       throw failure(key, e); // the interrupt, if any, stays set
+    }
+    if (outcome == Outcome.GRANTED) {
+      locks.recordName(key);
     }
     return report(key, outcome);
   }

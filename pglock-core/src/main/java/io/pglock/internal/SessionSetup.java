@@ -53,13 +53,19 @@ final class SessionSetup {
    * Checks, on one connection given back unchanged, that the DataSource reaches PostgreSQL 14 or
    * newer through pgjdbc: what an instance for transaction locks alone needs.
    *
-   * @return true (a value, for the caller that waits for it on another thread)
+   * @return whether the schema records lock names
    */
   static Boolean checkOnly(PgLocksConfig config) {
     Connection c = connect(config);
     try {
       checkPostgres(c);
-      return Boolean.TRUE;
+      try (PreparedStatement ps = c.prepareStatement(Sql.NAMES_INSTALLED)) {
+        ps.setString(1, config.schema());
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getBoolean(1);
+        }
+      }
     } catch (SQLException e) {
       throw new LockSessionException("could not check the database: " + SqlErrors.describe(e), e);
     } finally {
@@ -208,16 +214,17 @@ final class SessionSetup {
   }
 
   /** What the probe learnt: the size of the server's lock table, and whether fencing is installed. */
-  record Probe(int lockTable, boolean fencingInstalled) {}
+  record Probe(int lockTable, boolean fencingInstalled, boolean namesInstalled) {}
 
   private static Probe probe(Connection probe, int sessionPid, String schema) throws SQLException {
     try (PreparedStatement ps = probe.prepareStatement(Sql.PROBE)) {
       ps.setString(1, schema);
+      ps.setString(2, schema);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         int pid = rs.getInt(1);
         checkNotShared(pid, sessionPid);
-        return new Probe(rs.getInt(2), rs.getBoolean(3));
+        return new Probe(rs.getInt(2), rs.getBoolean(3), rs.getBoolean(4));
       }
     }
   }

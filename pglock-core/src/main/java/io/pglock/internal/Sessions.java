@@ -239,9 +239,11 @@ final class Sessions {
   /**
    * For an instance with transaction locks alone: checks on one connection that the DataSource
    * reaches PostgreSQL 14 or newer, within the connect timeout.
+   *
+   * @return whether the schema records lock names
    */
-  void checkDatabase() {
-    await(inBackground("check", () -> SessionSetup.checkOnly(config)), "a connection to check the database",
+  boolean checkDatabase() {
+    return await(inBackground("check", () -> SessionSetup.checkOnly(config)), "a connection to check the database",
         Long.MAX_VALUE);
   }
 

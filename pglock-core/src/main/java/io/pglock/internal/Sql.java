@@ -54,7 +54,7 @@ final class Sql {
   /**
    * The probe of a second connection: its backend pid, and the size of the shared lock table,
    * {@code max_locks_per_transaction} times the backends it is sized for; and whether the schema
-   * (parameter) has the fencing functions.
+   * (both parameters) has the fencing functions, and records lock names.
    */
   static final String PROBE = """
       SELECT pg_backend_pid(),
@@ -62,7 +62,24 @@ final class Sql {
              * (current_setting('max_connections')::int + current_setting('max_prepared_transactions')::int
                 + current_setting('autovacuum_max_workers')::int + current_setting('max_worker_processes')::int
                 + current_setting('max_wal_senders')::int + 1),
-             to_regprocedure(quote_ident(?) || '.try_lock_fenced(bigint)') IS NOT NULL""";
+             to_regprocedure(quote_ident(?) || '.try_lock_fenced(bigint)') IS NOT NULL,
+             to_regprocedure(quote_ident(?) || '.record_lock_names(text[],text[])') IS NOT NULL""";
+
+  /** Whether the schema (parameter) records lock names: read at build of an instance without a probe. */
+  static final String NAMES_INSTALLED =
+      "SELECT to_regprocedure(quote_ident(?) || '.record_lock_names(text[],text[])') IS NOT NULL";
+
+  /** Every row of the locks view, holders first, then waiters, each by key and pid. */
+  static String listLocks(String schema) {
+    return "SELECT key, space, first, second, namespace, name, mode, granted, scope, pid, node, role, "
+        + "application_name, host(client_addr) AS client_addr, username, since, blocked_by FROM " + schema
+        + ".locks ORDER BY granted DESC, space, key, pid";
+  }
+
+  /** Records a batch of names; parameters: namespaces text[], names text[]. */
+  static String recordNames(String schema) {
+    return "SELECT " + schema + ".record_lock_names(?, ?)";
+  }
 
   /** The backend pid: read at connect and on every heartbeat to catch a transaction-mode pooler. */
   static final String BACKEND_PID = "SELECT pg_backend_pid()";
