@@ -46,6 +46,8 @@ public final class PgLocksBuilder {
   private boolean transactionLocksOnly;
   private String schema;
   private boolean fencing;
+  private boolean history;
+  private Duration historyRetention;
 
   PgLocksBuilder(DataSource dataSource) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -243,6 +245,40 @@ public final class PgLocksBuilder {
   }
 
   /**
+   * Every {@link SessionLock#run(Duration, LockedWork)} of the instance records its hold in the lock
+   * history ({@code <schema>.history}): who held the lock, when, and how the hold ended (released,
+   * the work failed and with what, the lock lost), written in batches off the caller's path. Without
+   * this option, {@link SessionLock#withHistory()} asks for it per lock. Needs the schema at version 4
+   * or later ({@link PgLockSchema#migrate}); {@link #build()} checks it. See {@code docs/history.md}.
+   *
+   * @return this builder
+   */
+  public PgLocksBuilder history() {
+    if (history) {
+      throw new IllegalStateException("history was already set");
+    }
+    history = true;
+    return this;
+  }
+
+  /**
+   * How long the lock history keeps a hold after it ended (default 30 days, from 1 minute to 10
+   * years); older holds are pruned in small batches by every instance that writes history.
+   *
+   * @param retention how long to keep ended holds
+   * @return this builder
+   */
+  public PgLocksBuilder historyRetention(Duration retention) {
+    once(this.historyRetention, "historyRetention");
+    Objects.requireNonNull(retention, "retention");
+    if (retention.compareTo(Duration.ofMinutes(1)) < 0 || retention.compareTo(Duration.ofDays(3653)) > 0) {
+      throw new IllegalArgumentException("historyRetention must be between PT1M and 3653 days: " + retention);
+    }
+    this.historyRetention = retention;
+    return this;
+  }
+
+  /**
    * Checks the database (PostgreSQL 14 or newer, not behind a transaction-mode pooler) by opening
    * the first lock session, and returns the running instance. With {@link #transactionLocksOnly()}
    * it checks on one connection (PostgreSQL 14 or newer, any pooler) and opens no lock session.
@@ -252,7 +288,8 @@ public final class PgLocksBuilder {
    * @throws UnsupportedDatabaseException if the database cannot carry session locks (the message
    *     names the fix: a direct connection, or {@link #transactionLocksOnly()})
    * @throws LockSessionException if the database cannot be reached
-   * @throws SchemaMissingException with {@link #fencing()}, if the schema lacks the fencing functions
+   * @throws SchemaMissingException with {@link #fencing()} or {@link #history()}, if the schema lacks
+   *     what they need
    */
   public PgLocks build() {
     PgLocksConfig config = new PgLocksConfig(dataSource,
@@ -267,7 +304,9 @@ public final class PgLocksBuilder {
         connectTimeout != null ? connectTimeout : DEFAULT_CONNECT_TIMEOUT,
         transactionLocksOnly,
         schema != null ? schema : PgLockSchema.DEFAULT_SCHEMA,
-        fencing);
+        fencing,
+        history,
+        historyRetention != null ? historyRetention : Duration.ofDays(30));
     return DefaultPgLocks.start(config);
   }
 

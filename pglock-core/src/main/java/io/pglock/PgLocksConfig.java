@@ -19,10 +19,13 @@ public final class PgLocksConfig {
   private final boolean transactionLocksOnly;
   private final String schema;
   private final boolean fencing;
+  private final boolean history;
+  private final Duration historyRetention;
 
   PgLocksConfig(DataSource dataSource, String namespace, String nodeName, Duration lease, int lockSessions,
       int waitSessions, int maxHeldLocks, int maxLocalHandoffs, Executor callbackExecutor,
-      Duration connectTimeout, boolean transactionLocksOnly, String schema, boolean fencing) {
+      Duration connectTimeout, boolean transactionLocksOnly, String schema, boolean fencing, boolean history,
+      Duration historyRetention) {
     this.dataSource = dataSource;
     this.namespace = namespace;
     this.nodeName = nodeName;
@@ -36,6 +39,8 @@ public final class PgLocksConfig {
     this.transactionLocksOnly = transactionLocksOnly;
     this.schema = schema;
     this.fencing = fencing;
+    this.history = history;
+    this.historyRetention = historyRetention;
   }
 
   /** {@return where lock sessions come from} */
@@ -128,12 +133,25 @@ public final class PgLocksConfig {
     return fencing;
   }
 
+  /**
+   * {@return true if every {@link SessionLock#run} of the instance records its hold} See
+   * {@link PgLocksBuilder#history()}; {@link SessionLock#withHistory()} asks for it per lock.
+   */
+  public boolean history() {
+    return history;
+  }
+
+  /** {@return how long the history keeps a hold after it ended} See {@link PgLocksBuilder#historyRetention}. */
+  public Duration historyRetention() {
+    return historyRetention;
+  }
+
   @Override
   public String toString() {
     return "PgLocksConfig[namespace=" + namespace + ", node=" + nodeName + ", lease=" + lease
         + ", lockSessions=" + lockSessions + ", waitSessions=" + waitSessions + ", maxHeldLocks=" + maxHeldLocks
         + ", maxLocalHandoffs=" + maxLocalHandoffs + ", connectTimeout=" + connectTimeout
         + (transactionLocksOnly ? ", transactionLocksOnly" : "") + ", schema=" + schema
-        + (fencing ? ", fencing" : "") + "]";
+        + (fencing ? ", fencing" : "") + (history ? ", history (" + historyRetention + ")" : "") + "]";
   }
 }

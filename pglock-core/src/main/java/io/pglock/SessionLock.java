@@ -93,4 +93,31 @@ public interface SessionLock {
    * @return the handle
    */
   LockHandle acquireUninterruptibly();
+
+  /**
+   * Runs the work while holding the lock: waits up to the timeout for it, runs the work, releases
+   * it, and, with history on ({@link #withHistory()}, {@link PgLocksBuilder#history()}), records the
+   * hold: who, when, and how it ended (released, failed with the work's exception, or lost).
+   *
+   * @param <T> what the work returns
+   * @param timeout the longest to wait for the lock, as {@link #acquire(Duration)}
+   * @param work the work; it gets the handle, to check {@link LockHandle#isHeld()} between steps
+   * @return what the work returned
+   * @throws LockTimeoutException if the lock was not had in time (the work did not run)
+   * @throws LockNotHeldException if the lock was lost while the work ran: it completed, but not
+   *     under the lock (its result is dropped)
+   * @throws LockedWorkException carrying a checked exception the work threw; unchecked ones and
+   *     errors are thrown as they are, and an {@code InterruptedException} too
+   * @throws InterruptedException if interrupted while waiting for the lock, or thrown by the work
+   */
+  <T> T run(Duration timeout, LockedWork<T> work) throws InterruptedException;
+
+  /**
+   * This lock, recording every {@link #run(Duration, LockedWork) run} in the lock history.
+   *
+   * @return the lock with history (this one if it already has it)
+   * @throws SchemaMissingException if the schema lacked the history table when the
+   *     {@code PgLocks} was built (version 4, {@link PgLockSchema#migrate})
+   */
+  SessionLock withHistory();
 }

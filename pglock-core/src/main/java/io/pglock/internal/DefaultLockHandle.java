@@ -39,6 +39,20 @@ final class DefaultLockHandle implements LockHandle {
     this.token = token;
   }
 
+  /** The session the lock was granted on: its backend pid and start name the holder in the history. */
+  LockSession session() {
+    return session;
+  }
+
+  /** Why the handle was lost; null while it was not. */
+  LossCause lossCause() {
+    LossCause c = lossCause;
+    if (c == null && life.get() == HandleState.HELD && !session.leaseValid()) {
+      c = session.lossCause() != null ? session.lossCause() : LossCause.LEASE_EXPIRED;
+    }
+    return c;
+  }
+
   @Override
   public long fencingToken() {
     if (token == 0) {

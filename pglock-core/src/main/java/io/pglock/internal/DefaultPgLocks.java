@@ -30,6 +30,10 @@ public final class DefaultPgLocks implements PgLocks {
   private volatile boolean fencingInstalled;
   /** Records names of keys for the views; null when the schema does not record them. */
   private volatile NameRecorder names;
+  /** Whether the schema had the history table at build. */
+  private volatile boolean historyInstalled;
+  /** Writes the lock history; started by the first run that records. Guarded by {@code this}. */
+  private HistoryWriter history;
 
   private DefaultPgLocks(PgLocksConfig config, LeaseClock clock) {
     this.config = config;
@@ -66,9 +70,10 @@ public final class DefaultPgLocks implements PgLocks {
     DefaultPgLocks locks = new DefaultPgLocks(config, clock);
     try {
       if (config.transactionLocksOnly()) {
-        if (config.fencing()) {
-          throw new IllegalStateException("fencing and transactionLocksOnly cannot go together: fencing tokens "
-              + "come with session locks, which an instance for transaction locks alone refuses");
+        if (config.fencing() || config.history()) {
+          throw new IllegalStateException((config.fencing() ? "fencing" : "history") + " and transactionLocksOnly "
+              + "cannot go together: it comes with session locks, which an instance for transaction locks alone "
+              + "refuses");
         }
         locks.startNames(locks.sessions.checkDatabase());
         locks.table.cap(0);
@@ -77,8 +82,12 @@ public final class DefaultPgLocks implements PgLocks {
         locks.table.cap(capFor(config, probe.lockTable()));
         locks.fencingInstalled = probe.fencingInstalled();
         locks.startNames(probe.namesInstalled());
+        locks.historyInstalled = probe.historyInstalled();
         if (config.fencing()) {
           locks.ensureFencing();
+        }
+        if (config.history()) {
+          locks.ensureHistory();
         }
       }
     } catch (RuntimeException e) {
@@ -133,6 +142,27 @@ public final class DefaultPgLocks implements PgLocks {
   }
 
   /**
+   * @throws io.pglock.SchemaMissingException if the schema had no history table at build
+   */
+  void ensureHistory() {
+    if (!historyInstalled) {
+      throw new io.pglock.SchemaMissingException("the lock history needs pglock's schema \"" + config.schema()
+          + "\" at version 4 or later, which this database lacks (checked at build): run PgLockSchema.migrate("
+          + "dataSource, \"" + config.schema() + "\") once, or apply io/pglock/schema/V4__lock_history.sql "
+          + "with Flyway or Liquibase, then build the PgLocks again");
+    }
+  }
+
+  /** The history writer, started on first use. */
+  synchronized HistoryWriter history() {
+    if (history == null) {
+      ensureOpen();
+      history = HistoryWriter.start(config);
+    }
+    return history;
+  }
+
+  /**
    * @throws io.pglock.SchemaMissingException if the schema had no fencing functions at build
    */
   void ensureFencing() {
@@ -172,7 +202,7 @@ public final class DefaultPgLocks implements PgLocks {
     ensureOpen();
     ensureSessionLocks();
     return new DefaultSessionLock(this, java.util.Objects.requireNonNull(key, "key"), LockMode.EXCLUSIVE,
-        config.fencing());
+        config.fencing(), config.history());
   }
 
   @Override
@@ -185,8 +215,8 @@ public final class DefaultPgLocks implements PgLocks {
     ensureOpen();
     ensureSessionLocks();
     java.util.Objects.requireNonNull(key, "key");
-    SessionLock read = new DefaultSessionLock(this, key, LockMode.SHARED, false);
-    SessionLock write = new DefaultSessionLock(this, key, LockMode.EXCLUSIVE, config.fencing());
+    SessionLock read = new DefaultSessionLock(this, key, LockMode.SHARED, false, config.history());
+    SessionLock write = new DefaultSessionLock(this, key, LockMode.EXCLUSIVE, config.fencing(), config.history());
     return new SessionReadWriteLock() {
       @Override
       public LockKey key() {
@@ -244,6 +274,11 @@ public final class DefaultPgLocks implements PgLocks {
     NameRecorder r = names;
     if (r != null) {
       r.close();
+    }
+    synchronized (this) {
+      if (history != null) {
+        history.close();
+      }
     }
   }
 

@@ -17,15 +17,31 @@ final class DefaultSessionLock implements SessionLock {
   private final LockKey key;
   private final LockMode mode;
   private final boolean fenced;
+  private final boolean history;
 
-  DefaultSessionLock(DefaultPgLocks locks, LockKey key, LockMode mode, boolean fenced) {
+  DefaultSessionLock(DefaultPgLocks locks, LockKey key, LockMode mode, boolean fenced, boolean history) {
     this.locks = locks;
     this.key = key;
     this.mode = mode;
     this.fenced = fenced;
+    this.history = history;
     if (fenced) {
       locks.ensureFencing();
     }
+    if (history) {
+      locks.ensureHistory();
+    }
+  }
+
+  @Override
+  public SessionLock withHistory() {
+    return history ? this : new DefaultSessionLock(locks, key, mode, fenced, true);
+  }
+
+  @Override
+  public <T> T run(Duration timeout, io.pglock.LockedWork<T> work) throws InterruptedException {
+    java.util.Objects.requireNonNull(work, "work");
+    return LockedRun.run(this, (DefaultLockHandle) acquire(timeout), history ? locks.history() : null, work);
   }
 
   @Override
@@ -37,7 +53,12 @@ final class DefaultSessionLock implements SessionLock {
       throw new UnsupportedOperationException("fencing tokens are for exclusive locks; " + key
           + " is " + mode.name().toLowerCase(java.util.Locale.ROOT));
     }
-    return new DefaultSessionLock(locks, key, mode, true);
+    return new DefaultSessionLock(locks, key, mode, true, history);
+  }
+
+  /** This node's name, for the history. */
+  String node() {
+    return locks.config().nodeName();
   }
 
   @Override

@@ -47,6 +47,8 @@ final class LockSession {
   final String name;
   final boolean forWaiting;
   private final int pid;
+  /** The backend's start, as the server tells it: with the pid, it names the backend for good. */
+  final java.time.Instant backendStart;
   private final Lease lease;
   private final Listener listener;
   private final ScheduledExecutorService watchdog;
@@ -80,8 +82,10 @@ final class LockSession {
   private final java.util.concurrent.atomic.AtomicInteger cancelsInFlight =
       new java.util.concurrent.atomic.AtomicInteger();
 
-  private LockSession(String name, boolean forWaiting, BorrowedConnection connection, int pid, Lease lease,
-      Listener listener, ScheduledExecutorService watchdog, String schema) throws SQLException {
+  private LockSession(String name, boolean forWaiting, BorrowedConnection connection, int pid,
+      java.time.Instant backendStart, Lease lease, Listener listener, ScheduledExecutorService watchdog, String schema)
+      throws SQLException {
+    this.backendStart = backendStart;
     this.name = name;
     this.forWaiting = forWaiting;
     this.pid = pid;
@@ -96,8 +100,8 @@ final class LockSession {
   /** Opens and starts a session on a connection already set up by {@link SessionSetup}. */
   static LockSession start(String name, boolean forWaiting, SessionSetup.Opened opened, Listener listener,
       ScheduledExecutorService watchdog, String schema) throws SQLException {
-    LockSession s = new LockSession(name, forWaiting, opened.connection(), opened.pid(), opened.lease(), listener,
-        watchdog, schema);
+    LockSession s = new LockSession(name, forWaiting, opened.connection(), opened.pid(), opened.backendStart(),
+        opened.lease(), listener, watchdog, schema);
     s.loop.start();
     s.scheduleLeaseCheck();
     return s;

@@ -16,7 +16,7 @@ final class SessionSetup {
 
   static final int MIN_SERVER_VERSION = 140000;
 
-  record Opened(BorrowedConnection connection, int pid, Lease lease) {}
+  record Opened(BorrowedConnection connection, int pid, java.time.Instant backendStart, Lease lease) {}
 
   /**
    * Opens and sets up a connection. The connection may come from a pool: everything changed here is
@@ -117,6 +117,7 @@ final class SessionSetup {
     checkPinned(c, pid);
     long sent = System.nanoTime();
     int setupPid;
+    java.time.Instant backendStart;
     try (PreparedStatement ps = c.prepareStatement(Sql.SETUP)) {
       for (int i = 0; i < values.length; i++) {
         ps.setString(i + 1, values[i]);
@@ -125,6 +126,7 @@ final class SessionSetup {
         rs.next();
         borrowed.remember(rs);
         setupPid = rs.getInt(Sql.SETUP_PID_COLUMN);
+        backendStart = rs.getTimestamp(Sql.SETUP_PID_COLUMN + 3).toInstant();
       }
     }
     if (setupPid != pid) {
@@ -135,7 +137,7 @@ final class SessionSetup {
     // A stalled socket must not outlive the lease by much: the lease check marks the locks lost at
     // the deadline, and the network timeout frees the loop thread soon after.
     c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, leaseMs + 5_000));
-    return new Opened(borrowed, pid, new Lease(lease, sent));
+    return new Opened(borrowed, pid, backendStart, new Lease(lease, sent));
   }
 
   /** Refuses anything but PostgreSQL 14 or newer through pgjdbc. */
@@ -214,17 +216,18 @@ final class SessionSetup {
   }
 
   /** What the probe learnt: the size of the server's lock table, and whether fencing is installed. */
-  record Probe(int lockTable, boolean fencingInstalled, boolean namesInstalled) {}
+  record Probe(int lockTable, boolean fencingInstalled, boolean namesInstalled, boolean historyInstalled) {}
 
   private static Probe probe(Connection probe, int sessionPid, String schema) throws SQLException {
     try (PreparedStatement ps = probe.prepareStatement(Sql.PROBE)) {
       ps.setString(1, schema);
       ps.setString(2, schema);
+      ps.setString(3, schema);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         int pid = rs.getInt(1);
         checkNotShared(pid, sessionPid);
-        return new Probe(rs.getInt(2), rs.getBoolean(3), rs.getBoolean(4));
+        return new Probe(rs.getInt(2), rs.getBoolean(3), rs.getBoolean(4), rs.getBoolean(5));
       }
     }
   }

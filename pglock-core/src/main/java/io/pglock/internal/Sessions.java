@@ -250,7 +250,7 @@ final class Sessions {
   private LockSession open(String role, int n, boolean forWaiting) {
     SessionSetup.Opened o = SessionSetup.open(config, ApplicationNames.of(config, role));
     if (clock != LeaseClock.SYSTEM) {
-      o = new SessionSetup.Opened(o.connection(), o.pid(), o.lease().withClock(clock));
+      o = new SessionSetup.Opened(o.connection(), o.pid(), o.backendStart(), o.lease().withClock(clock));
     }
     try {
       return LockSession.start("pglock-" + config.nodeName() + "-" + role + "#" + n, forWaiting, o, listener,

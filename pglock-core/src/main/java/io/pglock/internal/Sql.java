@@ -22,14 +22,15 @@ final class Sql {
   /**
    * Sets up a lock session and reads what the checks need. Columns 1 to n: the value of each of
    * {@link #SESSION_SETTINGS} before the change (PostgreSQL evaluates a target list left to right,
-   * so every read comes before its set); then the new values, the backend pid, current_user and
-   * current_database(). Parameters: the new values, in {@link #SESSION_SETTINGS} order.
+   * so every read comes before its set); then the new values, the backend pid, current_user,
+   * current_database() and the backend's start (which, with the pid, names the backend for good). Parameters: the new values, in {@link #SESSION_SETTINGS} order.
    */
   static final String SETUP = "SELECT "
       + SESSION_SETTINGS.stream().map(n -> "current_setting('" + n + "')").collect(Collectors.joining(", "))
       + ", "
       + SESSION_SETTINGS.stream().map(n -> "set_config('" + n + "', ?, false)").collect(Collectors.joining(", "))
-      + ", pg_backend_pid(), current_user, current_database()";
+      + ", pg_backend_pid(), current_user, current_database(),"
+      + " (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())";
 
   /** The column of {@link #SETUP} that holds the backend pid. */
   static final int SETUP_PID_COLUMN = 2 * SESSION_SETTINGS.size() + 1;
@@ -54,7 +55,7 @@ final class Sql {
   /**
    * The probe of a second connection: its backend pid, and the size of the shared lock table,
    * {@code max_locks_per_transaction} times the backends it is sized for; and whether the schema
-   * (both parameters) has the fencing functions, and records lock names.
+   * (all three parameters) has the fencing functions, records lock names, and keeps a lock history.
    */
   static final String PROBE = """
       SELECT pg_backend_pid(),
@@ -63,7 +64,8 @@ final class Sql {
                 + current_setting('autovacuum_max_workers')::int + current_setting('max_worker_processes')::int
                 + current_setting('max_wal_senders')::int + 1),
              to_regprocedure(quote_ident(?) || '.try_lock_fenced(bigint)') IS NOT NULL,
-             to_regprocedure(quote_ident(?) || '.record_lock_names(text[],text[])') IS NOT NULL""";
+             to_regprocedure(quote_ident(?) || '.record_lock_names(text[],text[])') IS NOT NULL,
+             to_regclass(quote_ident(?) || '.lock_history') IS NOT NULL""";
 
   /** Whether the schema (parameter) records lock names: read at build of an instance without a probe. */
   static final String NAMES_INSTALLED =
@@ -74,6 +76,16 @@ final class Sql {
     return "SELECT key, space, first, second, namespace, name, mode, granted, scope, pid, node, role, "
         + "application_name, host(client_addr) AS client_addr, username, since, blocked_by FROM " + schema
         + ".locks ORDER BY granted DESC, space, key, pid";
+  }
+
+  /** Writes a batch of hold records; 14 array parameters, as {@code record_holds} takes them. */
+  static String recordHolds(String schema) {
+    return "SELECT " + schema + ".record_holds(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  }
+
+  /** Closes the holds of dead holders and prunes old ones; parameters: before, limit. */
+  static String sweepHolds(String schema) {
+    return "SELECT closed, pruned FROM " + schema + ".sweep_holds(?, ?)";
   }
 
   /** Records a batch of names; parameters: namespaces text[], names text[]. */
