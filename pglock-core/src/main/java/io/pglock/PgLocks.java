@@ -83,6 +83,22 @@ public interface PgLocks extends AutoCloseable {
   SessionReadWriteLock readWriteLock(LockKey key);
 
   /**
+   * A semaphore with a number of permits, on a name in this instance's namespace: at most that many
+   * holders at once across every process that uses the same name and number (see
+   * {@link SessionSemaphore}, and {@code docs/semaphores.md} for processes that disagree on the
+   * number). Permits are session locks on the names {@code "semaphore:<name>#<permit>"}, which
+   * ordinary locks must not use.
+   *
+   * @param name the semaphore's name: not blank, at most 497 UTF-8 bytes
+   * @param permits how many holders at once, from 1 to {@value SessionSemaphore#MAX_PERMITS}
+   * @return the semaphore (nothing is acquired yet)
+   * @throws IllegalArgumentException if the name is null, blank or too long, or the number of
+   *     permits is out of range
+   * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
+   */
+  SessionSemaphore semaphore(String name, int permits);
+
+  /**
    * Transaction-scoped locks on the caller's connection, which must have autocommit off.
    *
    * @param connection the caller's connection to the same database, in a transaction

@@ -7,6 +7,7 @@ import io.pglock.PgLocksClosedException;
 import io.pglock.PgLocksConfig;
 import io.pglock.SessionLock;
 import io.pglock.SessionReadWriteLock;
+import io.pglock.SessionSemaphore;
 import io.pglock.TransactionLocks;
 import java.sql.Connection;
 import java.util.concurrent.Executors;
@@ -238,6 +239,11 @@ public final class DefaultPgLocks implements PgLocks {
         return "SessionReadWriteLock[" + key + "]";
       }
     };
+  }
+
+  @Override
+  public SessionSemaphore semaphore(String name, int permits) {
+    return new DefaultSessionSemaphore(this, name, permits);
   }
 
   @Override

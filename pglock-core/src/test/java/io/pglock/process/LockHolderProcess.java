@@ -2,6 +2,7 @@ package io.pglock.process;
 
 import io.pglock.LockHandle;
 import io.pglock.PgLocks;
+import io.pglock.SessionSemaphore;
 import io.pglock.WorkDistributor;
 import io.pglock.internal.TestAccess;
 import java.io.BufferedReader;
@@ -44,6 +45,11 @@ import org.postgresql.ds.PGSimpleDataSource;
  *       {@code P_active} (primary key: a unique violation means two workers at once, printed as
  *       {@code OVERLAP <r>}), skips it if {@code P_processed} already has it, else works a few
  *       milliseconds and records it. Prints {@code WALK ...} per walk and {@code DONE ...} at the end.
+ *   <li>{@code semaphore name=S permits=N rounds=R table=P}: prints {@code READY}, waits for
+ *       {@code GO}, then R times takes a permit of semaphore S with N permits and, holding it, adds
+ *       one to {@code P.inside} (raising {@code P.max_inside} to match) in one statement, works a few
+ *       milliseconds, checks that the permit is still held and takes the one back. Prints
+ *       {@code DONE rounds=R notHeld=K} at the end.
  * </ul>
  *
  * <p>A holder exits when stdin closes, so that it does not outlive the test that started it; the
@@ -63,6 +69,7 @@ public final class LockHolderProcess {
       status = switch (args[0]) {
         case "hold" -> hold(opts);
         case "work" -> work(opts);
+        case "semaphore" -> semaphore(opts);
         default -> throw new IllegalArgumentException("unknown mode " + args[0]);
       };
     } catch (Throwable t) {
@@ -147,6 +154,36 @@ public final class LockHolderProcess {
       }
       out("DONE walks=" + walks + " worked=" + (passed - already[0]) + " alreadyDone=" + already[0]
           + " skipped=" + skipped + " failed=" + failed + " overlaps=" + overlaps[0]);
+    }
+    return 0;
+  }
+
+  private static int semaphore(Map<String, String> opts) throws Exception {
+    int rounds = Integer.parseInt(opts.get("rounds"));
+    String table = opts.get("table");
+    PGSimpleDataSource ds = dataSource(opts);
+    try (PgLocks locks = PgLocks.builder(ds).namespace(opts.get("namespace")).nodeName(opts.get("node")).build();
+        Connection c = ds.getConnection()) {
+      SessionSemaphore semaphore = locks.semaphore(opts.get("name"), Integer.parseInt(opts.get("permits")));
+      CompletableFuture<String> go = new CompletableFuture<>();
+      onStdinCommand(go);
+      out("READY");
+      if (!"GO".equals(go.join())) {
+        return 1;
+      }
+      int notHeld = 0;
+      for (int i = 0; i < rounds; i++) {
+        try (LockHandle h = semaphore.acquire(Duration.ofSeconds(60))) {
+          count(c, "UPDATE " + table + " SET inside = inside + 1, max_inside = greatest(max_inside, inside + 1),"
+              + " rounds = rounds + 1 RETURNING inside");
+          Thread.sleep(ThreadLocalRandom.current().nextInt(2, 12)); // the simulated work
+          if (!h.isHeld()) {
+            notHeld++;
+          }
+          count(c, "UPDATE " + table + " SET inside = inside - 1 RETURNING inside");
+        }
+      }
+      out("DONE rounds=" + rounds + " notHeld=" + notHeld);
     }
     return 0;
   }
