@@ -148,7 +148,7 @@ public final class DefaultPgLocks implements PgLocks {
   void ensureHistory() {
     if (!historyInstalled) {
       throw new io.pglock.SchemaMissingException("the lock history needs pglock's schema \"" + config.schema()
-          + "\" at version 4 or later, which this database lacks (checked at build): run PgLockSchema.migrate("
+          + "\" at version 4 or later, which this database lacks or this role may not use (checked at build): run PgLockSchema.migrate("
           + "dataSource, \"" + config.schema() + "\") once, or apply io/pglock/schema/V4__lock_history.sql "
           + "with Flyway or Liquibase, then build the PgLocks again");
     }
@@ -169,7 +169,7 @@ public final class DefaultPgLocks implements PgLocks {
   void ensureFencing() {
     if (!fencingInstalled) {
       throw new io.pglock.SchemaMissingException("fencing tokens need pglock's schema \"" + config.schema()
-          + "\" at version 2 or later, which this database lacks (checked at build): run PgLockSchema.migrate("
+          + "\" at version 2 or later, which this database lacks or this role may not use (checked at build): run PgLockSchema.migrate("
           + "dataSource, \"" + config.schema() + "\") once, or apply io/pglock/schema/V2__fencing_tokens.sql "
           + "with Flyway or Liquibase, then build the PgLocks again");
     }

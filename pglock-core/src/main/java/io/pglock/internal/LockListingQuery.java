@@ -25,7 +25,7 @@ public final class LockListingQuery {
     try (Connection c = dataSource.getConnection()) {
       if (!viewExists(c, schema)) {
         throw new SchemaMissingException("the view " + schema + ".locks is missing: it needs pglock's schema \""
-            + schema + "\" at version 3 or later; run PgLockSchema.migrate(dataSource, \"" + schema + "\") once, or "
+            + schema + "\" at version 3 or later (and USAGE on it); run PgLockSchema.migrate(dataSource, \"" + schema + "\") once, or "
             + "apply io/pglock/schema/V3__lock_names_and_view.sql with Flyway or Liquibase");
       }
       try (PreparedStatement ps = c.prepareStatement(Sql.listLocks(schema)); ResultSet rs = ps.executeQuery()) {
@@ -41,7 +41,7 @@ public final class LockListingQuery {
   }
 
   private static boolean viewExists(Connection c, String schema) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(quote_ident(?) || '.locks') IS NOT NULL")) {
+    try (PreparedStatement ps = c.prepareStatement(Sql.schemaHas("pg_class", "locks"))) {
       ps.setString(1, schema);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();

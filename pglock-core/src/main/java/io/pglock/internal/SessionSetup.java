@@ -221,8 +221,6 @@ final class SessionSetup {
   private static Probe probe(Connection probe, int sessionPid, String schema) throws SQLException {
     try (PreparedStatement ps = probe.prepareStatement(Sql.PROBE)) {
       ps.setString(1, schema);
-      ps.setString(2, schema);
-      ps.setString(3, schema);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         int pid = rs.getInt(1);

@@ -55,21 +55,34 @@ final class Sql {
   /**
    * The probe of a second connection: its backend pid, and the size of the shared lock table,
    * {@code max_locks_per_transaction} times the backends it is sized for; and whether the schema
-   * (all three parameters) has the fencing functions, records lock names, and keeps a lock history.
+   * (parameter) has the fencing functions, records lock names, and keeps a lock history, as far as the
+   * role may use it.
    */
   static final String PROBE = """
+      WITH s AS (SELECT n.oid FROM pg_namespace n WHERE n.nspname = ? AND has_schema_privilege(n.oid, 'USAGE'))
       SELECT pg_backend_pid(),
              current_setting('max_locks_per_transaction')::int
              * (current_setting('max_connections')::int + current_setting('max_prepared_transactions')::int
                 + current_setting('autovacuum_max_workers')::int + current_setting('max_worker_processes')::int
                 + current_setting('max_wal_senders')::int + 1),
-             to_regprocedure(quote_ident(?) || '.try_lock_fenced(bigint)') IS NOT NULL,
-             to_regprocedure(quote_ident(?) || '.record_lock_names(text[],text[])') IS NOT NULL,
-             to_regclass(quote_ident(?) || '.lock_history') IS NOT NULL""";
+             EXISTS (SELECT 1 FROM pg_proc p, s WHERE p.pronamespace = s.oid AND p.proname = 'try_lock_fenced'),
+             EXISTS (SELECT 1 FROM pg_proc p, s WHERE p.pronamespace = s.oid AND p.proname = 'record_lock_names'),
+             EXISTS (SELECT 1 FROM pg_class c, s WHERE c.relnamespace = s.oid AND c.relname = 'lock_history')""";
+
+  /**
+   * Whether the schema (parameter) has an object of this name, of the catalog's kind, that the role
+   * may use. Read from the catalogs, which any role may: {@code to_regclass} on a schema without
+   * USAGE fails rather than answering.
+   */
+  static String schemaHas(String catalog, String name) {
+    String column = catalog.equals("pg_proc") ? "pronamespace" : "relnamespace";
+    String nameColumn = catalog.equals("pg_proc") ? "proname" : "relname";
+    return "SELECT EXISTS (SELECT 1 FROM pg_namespace n JOIN " + catalog + " o ON o." + column + " = n.oid "
+        + "WHERE n.nspname = ? AND has_schema_privilege(n.oid, 'USAGE') AND o." + nameColumn + " = '" + name + "')";
+  }
 
   /** Whether the schema (parameter) records lock names: read at build of an instance without a probe. */
-  static final String NAMES_INSTALLED =
-      "SELECT to_regprocedure(quote_ident(?) || '.record_lock_names(text[],text[])') IS NOT NULL";
+  static final String NAMES_INSTALLED = schemaHas("pg_proc", "record_lock_names");
 
   /** Every row of the locks view, holders first, then waiters, each by key and pid. */
   static String listLocks(String schema) {
