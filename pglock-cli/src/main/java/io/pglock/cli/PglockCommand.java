@@ -13,14 +13,14 @@ import picocli.CommandLine.Spec;
  *
  * <p>Run without a subcommand it prints its usage. Exit codes (see {@link ExitCodes}): 0 success,
  * 1 a failed check or another failure, 2 bad options, 3 the database could not be reached (no
- * connection, a refused login, an embedded PostgreSQL that did not start). Errors are reported in
- * one line on standard error, with their causes; unexpected ones with a stack trace.
+ * connection, a refused login, an embedded PostgreSQL that did not start). Errors are reported in one line on standard error, with their
+ * causes; bad options with a hint to {@code --help}; unexpected errors with a stack trace.
  */
 @Command(name = "pglock",
     mixinStandardHelpOptions = true,
     versionProvider = PglockCommand.Version.class,
     description = "Distributed locks on PostgreSQL advisory locks.",
-    subcommands = {DemoCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {KeyCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 public final class PglockCommand implements Runnable {
 
   @Spec
@@ -40,12 +40,24 @@ public final class PglockCommand implements Runnable {
   public static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new PglockCommand());
     cl.setExecutionExceptionHandler(PglockCommand::handleError);
+    cl.setParameterExceptionHandler(PglockCommand::handleBadOptions);
     return cl;
   }
 
   @Override
   public void run() {
     spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  private static int handleBadOptions(CommandLine.ParameterException e, String[] args) {
+    CommandLine cl = e.getCommandLine();
+    PrintWriter err = cl.getErr();
+    String command = cl.getCommandSpec().qualifiedName();
+    err.println(command + ": " + e.getMessage());
+    CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+    err.println("Try '" + command + " --help' for more information.");
+    err.flush();
+    return ExitCodes.USAGE;
   }
 
   private static int handleError(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
