@@ -3,6 +3,10 @@ package io.pglock.cli;
 /**
  * The exit codes of the {@code pglock} command, distinct so that a script can tell a failed check
  * from a typo in the options and from a database it could not reach.
+ *
+ * <p>{@code pglock run} passes on the command's own exit status when the command ran and the lock
+ * was held throughout, as {@code flock(1)} does, so those statuses overlap with the codes here;
+ * the line pglock prints on standard error says which one it was. See {@code docs/cli.md}.
  */
 final class ExitCodes {
   /** Everything ran and every check held. */
@@ -16,6 +20,22 @@ final class ExitCodes {
    * did not start. Nothing was checked.
    */
   static final int UNREACHABLE = 3;
+  /**
+   * {@code pglock run}: the lock was lost while the command ran (the command was told with SIGTERM,
+   * then SIGKILL after the grace period). The command's own status is printed, not returned.
+   */
+  static final int LOCK_LOST = 4;
+  /**
+   * {@code pglock run}: the lock was not obtained (held by another, within the wait), unless
+   * {@code --conflict-exit-code} says otherwise. 1, as {@code flock(1)} exits without {@code -E}.
+   */
+  static final int DEFAULT_CONFLICT = 1;
+  /** {@code pglock run}: the command was found but could not be started, as shells report it. */
+  static final int CANNOT_EXECUTE = 126;
+  /** {@code pglock run}: the command was not found, as shells report it. */
+  static final int NOT_FOUND = 127;
+  /** A process ended by signal N exits with this plus N, as shells report it. */
+  static final int SIGNAL_BASE = 128;
 
   private ExitCodes() {}
 }

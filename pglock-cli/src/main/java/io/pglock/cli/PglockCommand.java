@@ -13,14 +13,15 @@ import picocli.CommandLine.Spec;
  *
  * <p>Run without a subcommand it prints its usage. Exit codes (see {@link ExitCodes}): 0 success,
  * 1 a failed check or another failure, 2 bad options, 3 the database could not be reached (no
- * connection, a refused login, an embedded PostgreSQL that did not start). Errors are reported in
- * one line on standard error, with their causes; unexpected ones with a stack trace.
+ * connection, a refused login, an embedded PostgreSQL that did not start); {@code pglock run} adds
+ * its own ({@link RunCommand}). Errors are reported in one line on standard error, with their
+ * causes; bad options with a hint to {@code --help}; unexpected errors with a stack trace.
  */
 @Command(name = "pglock",
     mixinStandardHelpOptions = true,
     versionProvider = PglockCommand.Version.class,
     description = "Distributed locks on PostgreSQL advisory locks.",
-    subcommands = {DemoCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {RunCommand.class, KeyCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
 public final class PglockCommand implements Runnable {
 
   @Spec
@@ -40,12 +41,27 @@ public final class PglockCommand implements Runnable {
   public static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new PglockCommand());
     cl.setExecutionExceptionHandler(PglockCommand::handleError);
+    cl.setParameterExceptionHandler(PglockCommand::handleBadOptions);
+    // Everything from the command's first word on is the command's, as with flock, sudo and env:
+    // "pglock run --name x ls -l" needs no "--".
+    cl.getSubcommands().get("run").setStopAtPositional(true);
     return cl;
   }
 
   @Override
   public void run() {
     spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  private static int handleBadOptions(CommandLine.ParameterException e, String[] args) {
+    CommandLine cl = e.getCommandLine();
+    PrintWriter err = cl.getErr();
+    String command = cl.getCommandSpec().qualifiedName();
+    err.println(command + ": " + e.getMessage());
+    CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+    err.println("Try '" + command + " --help' for more information.");
+    err.flush();
+    return ExitCodes.USAGE;
   }
 
   private static int handleError(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {

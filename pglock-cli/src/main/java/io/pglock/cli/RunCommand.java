@@ -1,0 +1,204 @@
+package io.pglock.cli;
+
+import io.pglock.LockHandle;
+import io.pglock.LockKey;
+import io.pglock.PgLocks;
+import io.pglock.PgLocksBuilder;
+import io.pglock.SessionLock;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code pglock run --name N [options] -- COMMAND [ARGS...]}: runs a command only while holding a
+ * lock, the way {@code flock(1)} does with a lock file, but across hosts. It waits for the lock
+ * (forever unless {@code --wait} or {@code --nonblock} says otherwise), runs the command with
+ * inherited standard streams, and releases the lock once the command has ended.
+ *
+ * <p>Exit codes: the command's status when it ran with the lock held throughout (128 + N when
+ * signal N ended it); the conflict code (1, or {@code --conflict-exit-code}) when the lock was not
+ * obtained; 2 bad options; 3 database unreachable; 4 lock lost while the command ran; 126/127
+ * command not startable/not found; 128 + N when signal N stopped pglock before the command
+ * started. See {@code docs/cli.md} for the reasoning.
+ */
+@Command(name = "run",
+    mixinStandardHelpOptions = true,
+    header = "Runs a command only while holding a lock (flock(1) across hosts).",
+    description = {
+        "%nWaits for the lock (forever, like flock, unless --wait or --nonblock), runs the command, and "
+            + "releases the lock when the command ends. SIGTERM, SIGINT and SIGHUP to pglock are passed to the "
+            + "command, and the lock stays held until it ends. If the lock is lost while the command runs "
+            + "(its database session ends), the command gets SIGTERM, then SIGKILL after --grace, and pglock "
+            + "exits with 4. The command sees PGLOCK_LOCK_NAME, PGLOCK_LOCK_NAMESPACE and PGLOCK_LOCK_KEY in "
+            + "its environment.%n"},
+    footerHeading = "%nExamples:%n",
+    footer = {
+        "  export PGLOCK_URL=jdbc:postgresql://db.example:5432/app PGLOCK_USER=ops",
+        "  pglock run --name nightly-report --nonblock -- ./report.sh --date today",
+        "  pglock run --name migrate --wait 2m --conflict-exit-code 75 -- ./migrate.sh"},
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+        "N:the command's exit status, when it ran with the lock held throughout (128+N: ended by signal N)",
+        "1:the lock was not obtained (another holder; --nonblock or --wait); see --conflict-exit-code",
+        "2:bad options",
+        "3:the database could not be reached",
+        "4:the lock was lost while the command ran (it got SIGTERM, then SIGKILL after --grace)",
+        "126:the command could not be started",
+        "127:the command was not found",
+        "128+N:pglock got signal N before the command started; it was not started"})
+public final class RunCommand implements Callable<Integer> {
+  static final Duration MAX_GRACE = Duration.ofHours(1);
+
+  @Spec
+  private CommandSpec spec;
+
+  @Mixin
+  private DatabaseOptions database;
+
+  @Mixin
+  private NamespaceOption namespace;
+
+  @Option(names = "--name", required = true, paramLabel = "NAME",
+      description = "The lock's name, in --namespace (the same lock as PgLocks.lock(NAME)).")
+  private String name;
+
+  @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = DurationConverter.class,
+      description = "Wait at most this long for the lock: 500ms, 30s, 2m, or seconds (default: wait forever).")
+  private Duration wait;
+
+  @Option(names = {"-n", "--nonblock"}, description = "Try once and do not wait (the same as --wait 0).")
+  private boolean nonblock;
+
+  @Option(names = {"-s", "--shared"},
+      description = "Take the lock shared: shared holders run together, an exclusive one runs alone.")
+  private boolean shared;
+
+  @Option(names = {"-E", "--conflict-exit-code"}, paramLabel = "CODE", defaultValue = "1",
+      description = "Exit code when the lock is not obtained, 0 to 255 (default: ${DEFAULT-VALUE}, as flock). "
+          + "Pick one the command never exits with to tell the two apart, e.g. 75.")
+  private int conflictExitCode;
+
+  @Option(names = "--grace", paramLabel = "DURATION", defaultValue = "10s", converter = DurationConverter.class,
+      description = "After the lock is lost, how long the command has between SIGTERM and SIGKILL "
+          + "(default: ${DEFAULT-VALUE}).")
+  private Duration grace;
+
+  @Option(names = "--lease", paramLabel = "DURATION", defaultValue = "30s", converter = DurationConverter.class,
+      description = "How long the lock outlives a pglock that stopped answering (a frozen host, a cut "
+          + "network), 1s to 1h, as PgLocksBuilder.lease (default: ${DEFAULT-VALUE}).")
+  private Duration lease;
+
+  @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The command and its arguments, after --.")
+  private List<String> command;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    validate();
+    LockKey key = namespace.key(name);
+    PrintWriter err = spec.commandLine().getErr();
+    String lockName = "\"" + name + "\" (namespace " + key.namespace() + ")";
+    CommandSupervisor supervisor = new CommandSupervisor(Thread.currentThread(), err, grace, lockName);
+    try (SignalRelay relay = SignalRelay.install(supervisor);
+        PgLocks locks = PgLocks.builder(database.dataSource()).namespace(key.namespace()).nodeName(nodeName())
+            .lease(lease).waitSessions(1).build()) {
+      SessionLock lock = shared ? locks.readWriteLock(name).readLock() : locks.lock(name);
+      Optional<LockHandle> handle;
+      try {
+        handle = acquire(lock);
+      } catch (InterruptedException e) {
+        if (supervisor.pendingSignal() == null) {
+          throw e;
+        }
+        return supervisor.notStarted();
+      }
+      if (handle.isEmpty()) {
+        err.println("pglock run: lock " + lockName + " is held by another holder; not obtained "
+            + (timeout().isZero() ? "(tried once)" : "within " + DurationConverter.format(timeout()))
+            + "; exit code " + conflictExitCode);
+        err.flush();
+        return conflictExitCode;
+      }
+      try (LockHandle h = handle.get()) {
+        h.onLoss(supervisor::lost);
+        return supervisor.run(processBuilder(key), h);
+      }
+    }
+  }
+
+  private Optional<LockHandle> acquire(SessionLock lock) throws InterruptedException {
+    if (wait == null && !nonblock) {
+      return Optional.of(lock.acquire());
+    }
+    Duration t = timeout();
+    return t.isZero() ? lock.tryAcquire() : lock.tryAcquire(t);
+  }
+
+  private Duration timeout() {
+    return nonblock ? Duration.ZERO : wait;
+  }
+
+  private ProcessBuilder processBuilder(LockKey key) {
+    ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
+    Map<String, String> env = pb.environment();
+    env.put("PGLOCK_LOCK_NAME", key.name());
+    env.put("PGLOCK_LOCK_NAMESPACE", key.namespace());
+    env.put("PGLOCK_LOCK_KEY", Long.toString(key.int64()));
+    return pb;
+  }
+
+  private void validate() {
+    if (nonblock && wait != null) {
+      throw new ParameterException(spec.commandLine(), "--nonblock and --wait exclude each other; "
+          + "--nonblock is --wait 0");
+    }
+    if (conflictExitCode < 0 || conflictExitCode > 255) {
+      throw new ParameterException(spec.commandLine(),
+          "--conflict-exit-code must be between 0 and 255: " + conflictExitCode);
+    }
+    if (grace.compareTo(MAX_GRACE) > 0) {
+      throw new ParameterException(spec.commandLine(), "--grace must be at most 1h: " + DurationConverter.format(grace));
+    }
+    if (lease.compareTo(PgLocksBuilder.MIN_LEASE) < 0 || lease.compareTo(PgLocksBuilder.MAX_LEASE) > 0) {
+      throw new ParameterException(spec.commandLine(),
+          "--lease must be between 1s and 1h: " + DurationConverter.format(lease));
+    }
+  }
+
+  /**
+   * {@code cli-<host>-<pid>}, at most 40 printable ASCII characters, the host cut short rather than
+   * the pid: the pid is what tells two runs on one host apart in {@code pg_stat_activity}.
+   */
+  static String nodeName() {
+    String pid = Long.toString(ProcessHandle.current().pid());
+    String host = hostName().replaceAll("[^\\x21-\\x7e]|:", "?"); // ':' separates the parts of application_name
+    int room = 40 - "cli-".length() - 1 - pid.length();
+    return "cli-" + (host.length() > room ? host.substring(0, room) : host) + "-" + pid;
+  }
+
+  /** The kernel's host name where Linux shows it, which needs no DNS lookup; else the JDK's. */
+  private static String hostName() {
+    try {
+      return Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
+    } catch (IOException | RuntimeException e) {
+      try {
+        return InetAddress.getLocalHost().getHostName();
+      } catch (IOException | RuntimeException e2) {
+        return "unknown-host";
+      }
+    }
+  }
+}
