@@ -59,7 +59,7 @@ final class SessionStatements {
     int[] codes = new int[n];
     for (int i = 0; i < n; i++) {
       codes[i] = code(ops.get(i));
-      shape = shape * 16 + codes[i];
+      shape = shape * 10 + codes[i]; // codes are 0..9: 8 ops and their count fit an int in base 10
     }
     PreparedStatement ps = shaped.get(shape);
     boolean keep = ps != null || shaped.size() < MAX_SHAPES;

@@ -125,6 +125,39 @@ public final class ChildJvm implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits for the first stdout line, after the first {@code skip} lines, whose first word is one of
+   * the keywords.
+   *
+   * @param skip how many lines to pass over (those already seen: {@link #lineCount()} before a command)
+   * @throws AssertionError with the child's output if the timeout passes or the child ends first
+   */
+  public String awaitAnyLine(int skip, Duration timeout, String... keywords) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (this) {
+      while (true) {
+        for (String line : lines.subList(Math.min(skip, lines.size()), lines.size())) {
+          for (String keyword : keywords) {
+            if (line.equals(keyword) || line.startsWith(keyword + " ")) {
+              return line;
+            }
+          }
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new AssertionError("child " + label + " printed no " + String.join("/", keywords) + " line within "
+              + timeout + (process.isAlive() ? "" : " (it exited with " + process.exitValue() + ")") + "; " + output());
+        }
+        TimeUnit.NANOSECONDS.timedWait(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(200)));
+      }
+    }
+  }
+
+  /** {@return how many stdout lines the child has printed so far} */
+  public synchronized int lineCount() {
+    return lines.size();
+  }
+
   /** Every stdout line so far whose first word is the keyword. */
   public synchronized List<String> linesStarting(String keyword) {
     List<String> found = new ArrayList<>();

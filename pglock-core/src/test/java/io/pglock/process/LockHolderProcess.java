@@ -50,6 +50,17 @@ import org.postgresql.ds.PGSimpleDataSource;
  *       one to {@code P.inside} (raising {@code P.max_inside} to match) in one statement, works a few
  *       milliseconds, checks that the permit is still held and takes the one back. Prints
  *       {@code DONE rounds=R notHeld=K} at the end.
+ *   <li>{@code fencedwrite name=N leaseMs=L table=T id=I style=check|conditional [schema=S]}: opens
+ *       its writer's connection, acquires N exclusively with a fencing token ({@code withFencing()})
+ *       and prints {@code ACQUIRED <token>}; then, for every {@code WRITE} line on stdin, writes its
+ *       node name and token to row I of table T in a transaction of its own and prints the outcome.
+ *       Style {@code check}: {@code SELECT S.check_fencing_token(namespace, N, token)}, then an
+ *       upsert of the row; prints {@code WRITE_OK rows=1}, or {@code WRITE_REJECTED <sqlstate> <message>}
+ *       if a statement fails. Style {@code conditional}: {@code UPDATE T SET v = node,
+ *       fencing_token = token WHERE id = I AND fencing_token <= token}; prints {@code WRITE_OK rows=1}
+ *       or {@code WRITE_REJECTED rows=0}. It writes whether or not it still holds the lock (a loss
+ *       prints {@code LOST <cause>} and changes nothing): it plays a holder that does not know it
+ *       was paused. Ends on {@code EXIT} or when stdin closes.
  * </ul>
  *
  * <p>A holder exits when stdin closes, so that it does not outlive the test that started it; the
@@ -70,6 +81,7 @@ public final class LockHolderProcess {
         case "hold" -> hold(opts);
         case "work" -> work(opts);
         case "semaphore" -> semaphore(opts);
+        case "fencedwrite" -> fencedWrite(opts);
         default -> throw new IllegalArgumentException("unknown mode " + args[0]);
       };
     } catch (Throwable t) {
@@ -100,6 +112,86 @@ public final class LockHolderProcess {
       h.close();
     }
     return 0;
+  }
+
+  private static int fencedWrite(Map<String, String> opts) throws Exception {
+    Duration lease = Duration.ofMillis(Long.parseLong(opts.get("leaseMs")));
+    String namespace = opts.get("namespace");
+    String node = opts.get("node");
+    String name = opts.get("name");
+    String table = opts.get("table");
+    int id = Integer.parseInt(opts.get("id"));
+    String schema = opts.getOrDefault("schema", "pglock");
+    boolean conditional = switch (opts.get("style")) {
+      case "check" -> false;
+      case "conditional" -> true;
+      default -> throw new IllegalArgumentException("style must be check or conditional: " + opts.get("style"));
+    };
+    PGSimpleDataSource ds = dataSource(opts);
+    try (Connection writer = ds.getConnection();
+        PgLocks locks = PgLocks.builder(ds).namespace(namespace).nodeName(node).lease(lease).build()) {
+      writer.setAutoCommit(false);
+      LockHandle h = locks.lock(name).withFencing().acquire(Duration.ofSeconds(60));
+      long token = h.fencingToken();
+      h.onLoss(cause -> out("LOST " + cause));
+      out("ACQUIRED " + token);
+      try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = in.readLine()) != null && !line.trim().equals("EXIT")) {
+          if (line.trim().equals("WRITE")) {
+            out(conditional ? conditionalWrite(writer, table, id, node, token)
+                : checkedWrite(writer, schema, namespace, name, table, id, node, token));
+          }
+        }
+      }
+      h.close();
+    }
+    return 0;
+  }
+
+  /** The check pattern: the SQL check, then the write, in one transaction. */
+  private static String checkedWrite(Connection c, String schema, String namespace, String name, String table,
+      int id, String node, long token) throws SQLException {
+    try {
+      try (PreparedStatement ps = c.prepareStatement("SELECT " + schema + ".check_fencing_token(?, ?, ?)")) {
+        ps.setString(1, namespace);
+        ps.setString(2, name);
+        ps.setLong(3, token);
+        ps.execute();
+      }
+      int rows;
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (id, v, fencing_token) VALUES (?, ?, ?)"
+          + " ON CONFLICT (id) DO UPDATE SET v = excluded.v, fencing_token = excluded.fencing_token")) {
+        ps.setInt(1, id);
+        ps.setString(2, node);
+        ps.setLong(3, token);
+        rows = ps.executeUpdate();
+      }
+      c.commit();
+      return "WRITE_OK rows=" + rows;
+    } catch (SQLException e) {
+      c.rollback();
+      return "WRITE_REJECTED " + e.getSQLState() + " " + e.getMessage().replace('\n', ' ');
+    }
+  }
+
+  /** The conditional-update pattern: the row keeps the newest token it was written with. */
+  private static String conditionalWrite(Connection c, String table, int id, String node, long token)
+      throws SQLException {
+    int rows;
+    try (PreparedStatement ps = c.prepareStatement(
+        "UPDATE " + table + " SET v = ?, fencing_token = ? WHERE id = ? AND fencing_token <= ?")) {
+      ps.setString(1, node);
+      ps.setLong(2, token);
+      ps.setInt(3, id);
+      ps.setLong(4, token);
+      rows = ps.executeUpdate();
+    } catch (SQLException e) {
+      c.rollback();
+      return "WRITE_REJECTED " + e.getSQLState() + " " + e.getMessage().replace('\n', ' ');
+    }
+    c.commit();
+    return rows > 0 ? "WRITE_OK rows=" + rows : "WRITE_REJECTED rows=0";
   }
 
   private static int work(Map<String, String> opts) throws Exception {
