@@ -31,7 +31,8 @@ class PooledDataSourceTest extends PgLocksTestSupport {
       + "set_config('lock_timeout', '3s', false), set_config('idle_session_timeout', '0', false)";
   private static final List<String> SETTINGS = List.of("application_name", "idle_session_timeout",
       "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout",
-      "client_connection_check_interval", "statement_timeout", "lock_timeout", "synchronous_commit");
+      "client_connection_check_interval", "statement_timeout", "lock_timeout", "synchronous_commit",
+      "default_transaction_isolation", "default_transaction_read_only");
 
   private HikariDataSource pool(boolean autoCommit) {
     HikariConfig config = new HikariConfig();

@@ -455,6 +455,9 @@ final class LockSession {
           unlockNow(op);
         }
       } else if (state.equals(SqlErrors.DEADLOCK)) {
+        if (op.fenced && holdsQuietly(op) && !dead.get()) {
+          unlockNow(op); // the advisory lock came, the token did not: a fenced lock is never kept without one
+        }
         op.fail(new io.pglock.LockDeadlockException("PostgreSQL broke a deadlock by refusing " + op.key
             + " (" + SqlErrors.describe(e) + ")", e));
       } else {

@@ -110,7 +110,9 @@ final class SessionSetup {
         Math.min(1000, Math.max(100, leaseMs / 3)) + "ms",         // client_connection_check_interval
         "0",                                                       // statement_timeout
         "0",                                                       // lock_timeout
-        "off"};                                                    // synchronous_commit (fencing tokens)
+        "off",                                                     // synchronous_commit (fencing tokens)
+        "read committed",                                          // default_transaction_isolation
+        "off"};                                                    // default_transaction_read_only
     // Behind a transaction-mode pooler the backend changes between statements: look before changing
     // anything, as the settings would otherwise stay on a backend that serves other clients next.
     int pid = backendPid(c);

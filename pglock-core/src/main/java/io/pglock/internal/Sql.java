@@ -13,11 +13,13 @@ final class Sql {
    * {@code statement_timeout} and {@code lock_timeout} are cleared so that a role's or a pool's
    * defaults cannot cut a wait short; a wait sets its own {@code lock_timeout}. {@code synchronous_commit}
    * is off: the only writes of a lock session are fencing tokens, whose durability does not rest on
-   * a disk flush per grant (see {@code V2__fencing_tokens.sql}).
+   * a disk flush per grant (see {@code V5__fencing_sequence.sql}). Every statement runs in read
+   * committed, writable, whatever a role's or database's defaults say.
    */
   static final List<String> SESSION_SETTINGS = List.of("application_name", "idle_session_timeout",
       "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count", "tcp_user_timeout",
-      "client_connection_check_interval", "statement_timeout", "lock_timeout", "synchronous_commit");
+      "client_connection_check_interval", "statement_timeout", "lock_timeout", "synchronous_commit",
+      "default_transaction_isolation", "default_transaction_read_only");
 
   /**
    * Sets up a lock session and reads what the checks need. Columns 1 to n: the value of each of
@@ -65,7 +67,10 @@ final class Sql {
              * (current_setting('max_connections')::int + current_setting('max_prepared_transactions')::int
                 + current_setting('autovacuum_max_workers')::int + current_setting('max_worker_processes')::int
                 + current_setting('max_wal_senders')::int + 1),
-             EXISTS (SELECT 1 FROM pg_proc p, s WHERE p.pronamespace = s.oid AND p.proname = 'try_lock_fenced'),
+             EXISTS (SELECT 1 FROM pg_class c, s WHERE c.relnamespace = s.oid AND c.relname = 'fencing_token_seq')
+               AND NOT EXISTS (SELECT 1 FROM pg_proc p, s WHERE p.pronamespace = s.oid
+                                  AND p.proname IN ('try_lock_fenced', 'lock_fenced', 'next_fencing_token')
+                                  AND NOT has_function_privilege(p.oid, 'EXECUTE')),
              EXISTS (SELECT 1 FROM pg_proc p, s WHERE p.pronamespace = s.oid AND p.proname = 'record_lock_names'),
              EXISTS (SELECT 1 FROM pg_class c, s WHERE c.relnamespace = s.oid AND c.relname = 'lock_history')""";
 
