@@ -129,6 +129,34 @@ class HistoryTest extends PgLocksTestSupport {
     await("the per-lock history records one hold", Duration.ofSeconds(10), () -> rows(c, name, "true").size() == 1);
   }
 
+  @Test
+  void timesAreInstants_whateverTheSessionTimeZone() throws Exception {
+    org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+    ds.setURL(db().jdbcUrl());
+    if (db().user() != null) {
+      ds.setUser(db().user());
+    }
+    if (db().password() != null) {
+      ds.setPassword(db().password());
+    }
+    // a zone that is never the JVM's here, on either side of UTC
+    String zone = java.util.TimeZone.getDefault().getRawOffset() == -5 * 3_600_000 ? "Asia/Kolkata" : "America/New_York";
+    ds.setOptions("-c TimeZone=" + zone);
+    PgLocks locks = track(PgLocks.builder(ds).namespace("test").history().build());
+    String name = unique("hist-zone");
+    locks.lock(name).run(Duration.ofSeconds(5), h -> null);
+    Connection c = connect();
+    await("the hold is recorded", Duration.ofSeconds(10), () -> rows(c, name, "outcome = 'released'").size() == 1);
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT abs(extract(epoch FROM now() - acquired_at)) FROM pglock.history WHERE name = ?")) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        assertThat(rs.getDouble(1)).as("seconds between the recorded acquisition and now").isLessThan(60);
+      }
+    }
+  }
+
   private static List<String> rows(Connection c, String name, String where) {
     try (PreparedStatement ps = c.prepareStatement("SELECT outcome || ' ' || node || ' ' || coalesce(error_class, 'null')"
         + " || ' ' || coalesce(error_message, 'null') FROM pglock.history WHERE name = ? AND " + where

@@ -5,7 +5,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -33,7 +32,8 @@ import org.slf4j.LoggerFactory;
  */
 final class HistoryWriter {
   private static final Logger log = LoggerFactory.getLogger(HistoryWriter.class);
-  static final int MAX_QUEUED = 100_000;
+  /** About 20,000 x (a few hundred bytes, up to 9 KB with an error and its stack): bounded memory. */
+  static final int MAX_QUEUED = 20_000;
   static final int MAX_BATCH = 2_000;
   /** How long a batch gathers records after the first: a burst of holds is one statement. */
   static final long GATHER_MILLIS = 100;
@@ -127,9 +127,11 @@ final class HistoryWriter {
     Long[] key = new Long[n];
     String[] node = new String[n];
     Integer[] pid = new Integer[n];
-    Timestamp[] backendStart = new Timestamp[n];
-    Timestamp[] acquiredAt = new Timestamp[n];
-    Timestamp[] releasedAt = new Timestamp[n];
+    // Instants travel as ISO-8601 text in UTC: pgjdbc writes a Timestamp[] in the JVM's zone without
+    // an offset, which the server would read in the session's zone.
+    String[] backendStart = new String[n];
+    String[] acquiredAt = new String[n];
+    String[] releasedAt = new String[n];
     String[] outcome = new String[n];
     String[] lossCause = new String[n];
     String[] errorClass = new String[n];
@@ -162,9 +164,9 @@ final class HistoryWriter {
         ps.setArray(4, c.createArrayOf("bigint", key));
         ps.setArray(5, c.createArrayOf("text", node));
         ps.setArray(6, c.createArrayOf("integer", pid));
-        ps.setArray(7, c.createArrayOf("timestamptz", backendStart));
-        ps.setArray(8, c.createArrayOf("timestamptz", acquiredAt));
-        ps.setArray(9, c.createArrayOf("timestamptz", releasedAt));
+        ps.setArray(7, c.createArrayOf("text", backendStart));
+        ps.setArray(8, c.createArrayOf("text", acquiredAt));
+        ps.setArray(9, c.createArrayOf("text", releasedAt));
         ps.setArray(10, c.createArrayOf("text", outcome));
         ps.setArray(11, c.createArrayOf("text", lossCause));
         ps.setArray(12, c.createArrayOf("text", errorClass));
@@ -180,11 +182,11 @@ final class HistoryWriter {
   private void sweep() {
     try (Connection c = config.dataSource().getConnection()) {
       c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, config.connectTimeout().toMillis() * 5));
-      Timestamp before = Timestamp.from(Instant.now().minus(config.historyRetention()));
+      String before = Instant.now().minus(config.historyRetention()).toString();
       int pruned;
       do {
         try (PreparedStatement ps = c.prepareStatement(Sql.sweepHolds(config.schema()))) {
-          ps.setTimestamp(1, before);
+          ps.setString(1, before);
           ps.setInt(2, PRUNE_BATCH);
           try (ResultSet rs = ps.executeQuery()) {
             rs.next();
@@ -197,8 +199,8 @@ final class HistoryWriter {
     }
   }
 
-  private static Timestamp timestamp(Instant t) {
-    return t == null ? null : Timestamp.from(t);
+  private static String timestamp(Instant t) {
+    return t == null ? null : t.toString();
   }
 
   private void failed(String what, Exception e) {

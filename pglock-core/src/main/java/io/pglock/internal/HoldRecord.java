@@ -12,7 +12,7 @@ record HoldRecord(long id, String namespace, String name, long key, String node,
 
   /** The most characters of an error message kept. */
   static final int MAX_MESSAGE = 2_000;
-  /** The most stack frames kept (of the work's exception and each cause). */
+  /** The most stack frames kept (of the work's exception and each cause); 8,000 characters in all. */
   static final int MAX_FRAMES = 30;
 
   HoldRecord ended(Instant at, String outcome, String lossCause, Throwable error) {
@@ -39,7 +39,7 @@ record HoldRecord(long id, String namespace, String name, long key, String node,
         b.append("\t... ").append(frames.length - MAX_FRAMES).append(" more\n");
       }
     }
-    return trim(b.toString(), 16_000);
+    return trim(b.toString(), 8_000);
   }
 
   private static String trim(String s, int max) {

@@ -98,12 +98,13 @@ final class Sql {
 
   /** Writes a batch of hold records; 14 array parameters, as {@code record_holds} takes them. */
   static String recordHolds(String schema) {
-    return "SELECT " + schema + ".record_holds(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    return "SELECT " + schema + ".record_holds(?, ?, ?, ?, ?, ?, ?::timestamptz[], ?::timestamptz[], "
+        + "?::timestamptz[], ?, ?, ?, ?, ?)";
   }
 
   /** Closes the holds of dead holders and prunes old ones; parameters: before, limit. */
   static String sweepHolds(String schema) {
-    return "SELECT closed, pruned FROM " + schema + ".sweep_holds(?, ?)";
+    return "SELECT closed, pruned FROM " + schema + ".sweep_holds(?::timestamptz, ?)";
   }
 
   /** Records a batch of names; parameters: namespaces text[], names text[]. */
