@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the pglock benchmarks (B1..B6) and prints baseline, pglock, ratio, goal and PASS/MISS.
+# Runs the pglock benchmarks (B1..B7) and prints baseline, pglock, ratio, goal and PASS/MISS.
 #   pglock-bench/run.sh [--url jdbc:postgresql://127.0.0.1:5432/test] [--only B1,B3] [--seconds 1] [--rounds 10]
 #                        [--trials 20] [--idle-seconds 10]
 # Builds the runnable jar first if it is missing or older than any source or pom.

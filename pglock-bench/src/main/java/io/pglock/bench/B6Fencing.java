@@ -4,22 +4,18 @@ import io.pglock.LockHandle;
 import io.pglock.LockKey;
 import io.pglock.PgLockSchema;
 import io.pglock.PgLocks;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * B6: the cost of fencing tokens. The same pglock cycle, try-acquire then close, unfenced
  * (baseline: {@code locks.lock(k)}) and fenced (pglock: {@code locks.lock(k).withFencing()}, whose
- * grant runs {@code try_lock_fenced}: the advisory lock plus an UPDATE of the key's token row), on
- * one {@code PgLocks} shared by both sides. Each thread cycles through keys of its own,
+ * grant runs {@code try_lock_fenced}: the advisory lock plus a {@code nextval} of the token sequence),
+ * on one {@code PgLocks} shared by both sides. Each thread cycles through keys of its own,
  * {@link #KEYS_PER_THREAD} of them (the fenced side's differ from the baseline's), so a key's
- * release has long reached the server when the key comes round again, and after the first lap every
- * fenced grant updates an existing token row (the steady state of a lock used again and again)
- * rather than inserting one. Two loads: 1 thread (mean time per cycle; default settings) and 64
- * threads ({@code lockSessions(2)} as in B2; cycles per second). The schema is installed
- * ({@link PgLockSchema#migrate}) first; the token rows of this run's keys are deleted at the end.
+ * release has long reached the server when the key comes round again. Two loads: 1 thread (mean time
+ * per cycle; default settings) and 64 threads ({@code lockSessions(2)} as in B2; cycles per second).
+ * The schema is installed ({@link PgLockSchema#migrate}) first.
  */
 final class B6Fencing implements Benchmark {
   static final int THREADS = 64;
@@ -74,8 +70,7 @@ final class B6Fencing implements Benchmark {
       }
     } finally {
       r.note("schema version %d; %d keys per thread; tries that found their key still held (counted as cycles): "
-          + "%d unfenced, %d fenced; %s", version, KEYS_PER_THREAD, plainMisses.get(), fencedMisses.get(),
-          deleteTokenRows(db, fencedBase));
+          + "%d unfenced, %d fenced", version, KEYS_PER_THREAD, plainMisses.get(), fencedMisses.get());
     }
     return r;
   }
@@ -100,18 +95,5 @@ final class B6Fencing implements Benchmark {
         }
       };
     };
-  }
-
-  /** Deletes this run's token rows (bench keys nobody else uses), so that runs do not pile them up. */
-  private static String deleteTokenRows(Db db, long fencedBase) {
-    try (Connection c = db.connect(db.runPrefix + "-b6-cleanup");
-        PreparedStatement ps = c.prepareStatement(
-            "DELETE FROM " + PgLockSchema.DEFAULT_SCHEMA + ".fencing_token WHERE space = 1 AND key >= ? AND key < ?")) {
-      ps.setLong(1, fencedBase);
-      ps.setLong(2, fencedBase + (long) THREADS * KEYS_PER_THREAD);
-      return "token rows of this run deleted: " + ps.executeUpdate();
-    } catch (Exception e) {
-      return "token rows of this run left in place (" + e.getMessage() + ")";
-    }
   }
 }

@@ -11,7 +11,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
   static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test";
 
   static final String USAGE = """
-      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,B3,B4,B5,B6]
+      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,B3,B4,B5,B6,B7]
                     [--seconds N] [--rounds N] [--b4-locks N] [--trials N] [--idle-seconds N]
         --url       database to run against (default %s); session-level advisory
                     locks are taken on keys drawn at random, so use a database nobody depends on
@@ -30,7 +30,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
     String url = DEFAULT_URL;
     String user = "postgres";
     String password = null;
-    Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4", "B5", "B6"));
+    Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4", "B5", "B6", "B7"));
     double seconds = 1;
     int rounds = 10;
     int b4Locks = 10_000;
@@ -60,8 +60,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
           only = new LinkedHashSet<>();
           for (String id : value.split(",")) {
             String b = id.trim().toUpperCase(Locale.ROOT);
-            if (!b.matches("B[1-6]")) {
-              throw new IllegalArgumentException("--only takes B1, B2, B3, B4, B5 or B6, comma-separated: " + value);
+            if (!b.matches("B[1-7]")) {
+              throw new IllegalArgumentException("--only takes B1, B2, B3, B4, B5, B6 or B7, comma-separated: " + value);
             }
             only.add(b);
           }
