@@ -25,10 +25,12 @@ import java.util.Optional;
  *     lock as far as the server can tell (its transaction's start for a lock that may be
  *     transaction-scoped, else its connection's start)
  * @param blockedBy for a waiter, the pids it waits for; empty for a holder
+ * @param holderNamespace the namespace of the holder's {@code PgLocks}, from its
+ *     {@code application_name} (cut to fit 63 bytes), if it is pglock's: it may differ from the key's
  */
 public record LockEntry(LockKey key, LockMode mode, boolean granted, String scope, int pid, Optional<String> node,
     Optional<String> role, String applicationName, Optional<String> clientAddress, Optional<String> user,
-    Optional<Instant> since, List<Integer> blockedBy) {
+    Optional<Instant> since, List<Integer> blockedBy, Optional<String> holderNamespace) {
 
   /** {@return true if pglock knows the lock's name} */
   public boolean named() {

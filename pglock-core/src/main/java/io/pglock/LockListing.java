@@ -16,7 +16,7 @@ import javax.sql.DataSource;
  * }
  * }</pre>
  *
- * <p>Reads the view {@code <schema>.locks} (schema version 3 or later, {@link PgLockSchema#migrate}),
+ * <p>Reads the view {@code <schema>.locks} (schema version 6 or later, {@link PgLockSchema#migrate}),
  * which SQL users can query directly. A role sees the {@code application_name}, address and
  * transaction of other roles' backends only with {@code pg_read_all_stats} (or as superuser); the
  * locks themselves are always listed. See {@code docs/who-holds-what.md}.
@@ -57,7 +57,7 @@ public final class LockListing {
    * Every advisory lock of the database now: holders first, then waiters, each group by key.
    *
    * @return the entries, one per holder or waiter of a lock
-   * @throws SchemaMissingException if the schema lacks the view (version 3)
+   * @throws SchemaMissingException if the schema lacks the view
    * @throws LockSessionException if the database cannot be reached or the query fails
    */
   public List<LockEntry> list() {

@@ -54,6 +54,7 @@ class WhoHoldsWhatTest extends PgLocksTestSupport {
     assertThat(held.node()).hasValue("who-holder");
     assertThat(held.role()).hasValue("lock-0");
     assertThat(held.applicationName()).startsWith("pglock:who-holder:lock-0:test");
+    assertThat(held.holderNamespace()).hasValue("test");
     assertThat(held.since()).isPresent();
     assertThat(held.blockedBy()).isEmpty();
     LockEntry wait = entries.stream().filter(e -> !e.granted()).findFirst().orElseThrow();
@@ -79,6 +80,7 @@ class WhoHoldsWhatTest extends PgLocksTestSupport {
     assertThat(int64.named()).isFalse();
     assertThat(int64.scope()).isEqualTo("session"); // the connection is idle, outside a transaction
     assertThat(int64.node()).isEmpty();
+    assertThat(int64.holderNamespace()).isEmpty();
     assertThat(int64.applicationName()).isEqualTo(io.pglock.testing.TestDatabase.TEST_APPLICATION_NAME);
     LockEntry pair = entriesOf(LockKey.of(-5, 77)).get(0);
     assertThat(pair.key()).isEqualTo(LockKey.of(-5, 77));

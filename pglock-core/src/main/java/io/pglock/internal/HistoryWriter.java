@@ -10,7 +10,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -41,7 +43,14 @@ final class HistoryWriter {
   static final int PRUNE_BATCH = 1_000;
 
   private final PgLocksConfig config;
-  private final LinkedBlockingQueue<HoldRecord> queue = new LinkedBlockingQueue<>(MAX_QUEUED);
+  /**
+   * Lock-free, so that a {@code run} never contends with the writer; counted separately to bound it.
+   * The writer is woken only when it sleeps idle ({@link #idle}), never while it gathers a batch:
+   * a wake-up per record would cost a context switch per hold.
+   */
+  private final ConcurrentLinkedQueue<HoldRecord> queue = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger queued = new AtomicInteger();
+  private volatile boolean idle;
   private final AtomicLong dropped = new AtomicLong();
   private final Thread writer;
   private volatile boolean closed;
@@ -63,8 +72,15 @@ final class HistoryWriter {
 
   /** Queues a hold's state. Never blocks. */
   void submit(HoldRecord r) {
-    if (closed || !queue.offer(r)) {
+    if (closed || queued.incrementAndGet() > MAX_QUEUED) {
+      queued.decrementAndGet();
       dropped.incrementAndGet();
+      return;
+    }
+    queue.add(r);
+    if (idle) {
+      idle = false;
+      LockSupport.unpark(writer);
     }
   }
 
@@ -75,40 +91,44 @@ final class HistoryWriter {
 
   private void run() {
     List<HoldRecord> batch = new ArrayList<>();
-    try {
-      while (!closed) {
-        HoldRecord first = queue.poll(1, TimeUnit.SECONDS);
-        if (first != null) {
-          batch.add(first);
-          long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GATHER_MILLIS);
-          long left;
-          while (batch.size() < MAX_BATCH && (left = until - System.nanoTime()) > 0) {
-            queue.drainTo(batch, MAX_BATCH - batch.size());
-            if (batch.size() < MAX_BATCH) {
-              HoldRecord next = queue.poll(left, TimeUnit.NANOSECONDS);
-              if (next != null) {
-                batch.add(next);
-              }
-            }
-          }
-          write(batch);
-          batch.clear();
+    while (!closed) {
+      if (queue.isEmpty()) {
+        idle = true;
+        if (queue.isEmpty() && !closed) { // a record added before idle was set is seen here
+          LockSupport.parkNanos(this, TimeUnit.SECONDS.toNanos(1));
         }
-        if (System.nanoTime() - nextSweep >= 0) {
-          sweep();
-          nextSweep = System.nanoTime() + TimeUnit.SECONDS.toNanos(SWEEP_EVERY_SECONDS);
+        idle = false;
+      } else {
+        // Gather for the window: records arriving meanwhile join this batch without waking anyone.
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GATHER_MILLIS);
+        long left;
+        while (queued.get() < MAX_BATCH && (left = until - System.nanoTime()) > 0 && !closed) {
+          LockSupport.parkNanos(this, left);
         }
+        drain(batch, MAX_BATCH);
+        write(batch);
+        batch.clear();
       }
-    } catch (InterruptedException e) {
-      // closed: what is still queued is written once more below, within the bound
+      if (System.nanoTime() - nextSweep >= 0 && !closed) {
+        sweep();
+        nextSweep = System.nanoTime() + TimeUnit.SECONDS.toNanos(SWEEP_EVERY_SECONDS);
+      }
     }
     drainOnClose();
+  }
+
+  private void drain(List<HoldRecord> into, int max) {
+    HoldRecord r;
+    while (into.size() < max && (r = queue.poll()) != null) {
+      queued.decrementAndGet();
+      into.add(r);
+    }
   }
 
   /** At close, one last batch of what is queued (bounded by the network timeout of its statement). */
   private void drainOnClose() {
     List<HoldRecord> rest = new ArrayList<>();
-    queue.drainTo(rest, MAX_BATCH);
+    drain(rest, MAX_BATCH);
     if (!rest.isEmpty()) {
       write(rest);
     }
@@ -216,6 +236,6 @@ final class HistoryWriter {
   /** Stops the writer after one last batch of what is queued. */
   void close() {
     closed = true;
-    writer.interrupt();
+    LockSupport.unpark(writer);
   }
 }

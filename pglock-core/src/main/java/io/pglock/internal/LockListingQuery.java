@@ -25,8 +25,8 @@ public final class LockListingQuery {
     try (Connection c = dataSource.getConnection()) {
       if (!viewExists(c, schema)) {
         throw new SchemaMissingException("the view " + schema + ".locks is missing: it needs pglock's schema \""
-            + schema + "\" at version 3 or later (and USAGE on it); run PgLockSchema.migrate(dataSource, \"" + schema + "\") once, or "
-            + "apply io/pglock/schema/V3__lock_names_and_view.sql with Flyway or Liquibase");
+            + schema + "\" at version 6 or later (and USAGE on it); run PgLockSchema.migrate(dataSource, \"" + schema + "\") once, or "
+            + "apply the files under io/pglock/schema/ with Flyway or Liquibase");
       }
       try (PreparedStatement ps = c.prepareStatement(Sql.listLocks(schema)); ResultSet rs = ps.executeQuery()) {
         List<LockEntry> entries = new ArrayList<>();
@@ -81,6 +81,7 @@ public final class LockListingQuery {
         rs.getBoolean("granted"), rs.getString("scope"), rs.getInt("pid"), Optional.ofNullable(rs.getString("node")),
         Optional.ofNullable(rs.getString("role")), app == null ? "" : app,
         Optional.ofNullable(rs.getString("client_addr")), Optional.ofNullable(rs.getString("username")),
-        Optional.ofNullable(since).map(Timestamp::toInstant), List.copyOf(blockedBy));
+        Optional.ofNullable(since).map(Timestamp::toInstant), List.copyOf(blockedBy),
+        Optional.ofNullable(rs.getString("holder_namespace")));
   }
 }

@@ -92,7 +92,8 @@ final class Sql {
   /** Every row of the locks view, holders first, then waiters, each by key and pid. */
   static String listLocks(String schema) {
     return "SELECT key, space, first, second, namespace, name, mode, granted, scope, pid, node, role, "
-        + "application_name, host(client_addr) AS client_addr, username, since, blocked_by FROM " + schema
+        + "application_name, host(client_addr) AS client_addr, username, since, blocked_by, holder_namespace FROM "
+        + schema
         + ".locks ORDER BY granted DESC, space, key, pid";
   }
 
