@@ -24,7 +24,8 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = PglockCommand.Version.class,
     description = "Distributed locks on PostgreSQL advisory locks.",
-    subcommands = {RunCommand.class, KeyCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {RunCommand.class, LocksCommand.class, KeyCommand.class, DemoCommand.class,
+        CommandLine.HelpCommand.class})
 public final class PglockCommand implements Runnable {
 
   @Spec
