@@ -1,5 +1,6 @@
 package io.pglock.cli;
 
+import java.time.Duration;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -41,8 +42,32 @@ final class DatabaseOptions {
     return dataSource(System.getenv());
   }
 
+  /**
+   * A data source for commands that only read (one query per connection): every statement ends
+   * within the timeout ({@code statement_timeout}), and a connection attempt or a silent network
+   * within a little more, so that a refresh of {@code pglock locks --watch} can never hang.
+   *
+   * @throws ParameterException as {@link #dataSource()}
+   */
+  DataSource readingDataSource(Duration timeout) {
+    PGSimpleDataSource ds = pgDataSource(System.getenv());
+    int seconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
+    ds.setConnectTimeout(seconds);
+    ds.setLoginTimeout(seconds);
+    // The server cancels a slow statement; the socket timeout, later, covers a server that no longer answers.
+    ds.setSocketTimeout(seconds + 5);
+    String options = ds.getOptions();
+    ds.setOptions((options == null || options.isBlank() ? "" : options + " ")
+        + "-c statement_timeout=" + timeout.toMillis());
+    return ds;
+  }
+
   /** As {@link #dataSource()}, with the environment given (for {@code PGPASSWORD}). */
   DataSource dataSource(Map<String, String> env) {
+    return pgDataSource(env);
+  }
+
+  private PGSimpleDataSource pgDataSource(Map<String, String> env) {
     if (url == null || url.isBlank()) {
       throw new ParameterException(spec.commandLine(),
           "no database: give --url jdbc:postgresql://host:5432/db or set PGLOCK_URL");

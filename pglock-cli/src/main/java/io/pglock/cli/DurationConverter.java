@@ -11,12 +11,12 @@ import picocli.CommandLine.TypeConversionException;
 
 /**
  * Reads a duration option: a number with a unit ({@code 500ms}, {@code 30s}, {@code 2m},
- * {@code 1h}, {@code 1.5s}), a bare number of seconds as {@code flock -w} takes it ({@code 30},
+ * {@code 1h}, {@code 7d}, {@code 1.5s}), a bare number of seconds as {@code flock -w} takes it ({@code 30},
  * {@code 0.5}), or ISO-8601 ({@code PT30S}). Negative durations are refused; the options set their
  * own upper limits. Stateless and thread-safe.
  */
 final class DurationConverter implements ITypeConverter<Duration> {
-  private static final Pattern NUMBER_AND_UNIT = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h)?");
+  private static final Pattern NUMBER_AND_UNIT = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h|d)?");
 
   @Override
   public Duration convert(String text) {
@@ -26,7 +26,7 @@ final class DurationConverter implements ITypeConverter<Duration> {
     }
     Matcher m = NUMBER_AND_UNIT.matcher(t);
     if (!m.matches()) {
-      throw new TypeConversionException("'" + text + "' is not a duration; use for example 500ms, 30s, 2m, 1h, "
+      throw new TypeConversionException("'" + text + "' is not a duration; use for example 500ms, 30s, 2m, 1h, 7d, "
           + "or a number of seconds");
     }
     BigDecimal amount = new BigDecimal(m.group(1));
@@ -35,6 +35,7 @@ final class DurationConverter implements ITypeConverter<Duration> {
       case "ms" -> 1_000_000L;
       case "m" -> 60_000_000_000L;
       case "h" -> 3_600_000_000_000L;
+      case "d" -> 86_400_000_000_000L;
       default -> 1_000_000_000L;
     });
     BigDecimal nanos = amount.multiply(nanosPerUnit);

@@ -26,6 +26,17 @@ final class ExitCodes {
    */
   static final int LOCK_LOST = 4;
   /**
+   * pglock's schema lacks what the command reads or needs ({@code pglock locks}, {@code pglock history},
+   * {@code pglock run --fencing-token-env}): the line printed names {@code PgLockSchema.migrate} and the
+   * migration file to apply. Nothing was read, and no command was run.
+   */
+  static final int SCHEMA_MISSING = 5;
+  /**
+   * The database role may not read what the command reads (SQLSTATE 42501, as for {@code pglock history}
+   * when {@code <schema>.history} is not granted to it): the line printed names the GRANT to run.
+   */
+  static final int MISSING_PRIVILEGE = 6;
+  /**
    * {@code pglock run}: the lock was not obtained (held by another, within the wait), unless
    * {@code --conflict-exit-code} says otherwise. 1, as {@code flock(1)} exits without {@code -E}.
    */

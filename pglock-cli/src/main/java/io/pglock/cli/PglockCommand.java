@@ -1,7 +1,9 @@
 package io.pglock.cli;
 
 import io.pglock.LockSessionException;
+import io.pglock.MissingPrivilegeException;
 import io.pglock.PgLockException;
+import io.pglock.SchemaMissingException;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -13,15 +15,17 @@ import picocli.CommandLine.Spec;
  *
  * <p>Run without a subcommand it prints its usage. Exit codes (see {@link ExitCodes}): 0 success,
  * 1 a failed check or another failure, 2 bad options, 3 the database could not be reached (no
- * connection, a refused login, an embedded PostgreSQL that did not start); {@code pglock run} adds
- * its own ({@link RunCommand}). Errors are reported in one line on standard error, with their
+ * connection, a refused login, an embedded PostgreSQL that did not start), 5 pglock's schema lacks
+ * what the command needs, 6 the role may not read it; {@code pglock run} adds its own
+ * ({@link RunCommand}). Errors are reported in one line on standard error, with their
  * causes; bad options with a hint to {@code --help}; unexpected errors with a stack trace.
  */
 @Command(name = "pglock",
     mixinStandardHelpOptions = true,
     versionProvider = PglockCommand.Version.class,
     description = "Distributed locks on PostgreSQL advisory locks.",
-    subcommands = {RunCommand.class, KeyCommand.class, DemoCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {RunCommand.class, LocksCommand.class, HistoryCommand.class, KeyCommand.class, DemoCommand.class,
+        CommandLine.HelpCommand.class})
 public final class PglockCommand implements Runnable {
 
   @Spec
@@ -36,7 +40,8 @@ public final class PglockCommand implements Runnable {
    * A ready command line for {@code pglock}, writing to standard output and error unless told
    * otherwise with {@link CommandLine#setOut} and {@link CommandLine#setErr}. Its execution
    * exception handler reports pglock's own errors in one line, anything else with its stack trace,
-   * and returns exit code 3 when the database could not be reached, else 1.
+   * and returns exit code 3 when the database could not be reached, 5 when the schema is missing, 6 when a
+   * privilege is, else 1.
    */
   public static CommandLine commandLine() {
     CommandLine cl = new CommandLine(new PglockCommand());
@@ -76,6 +81,16 @@ public final class PglockCommand implements Runnable {
       e.printStackTrace(err);
     }
     err.flush();
+    return exitCode(e);
+  }
+
+  private static int exitCode(Exception e) {
+    if (e instanceof SchemaMissingException) {
+      return ExitCodes.SCHEMA_MISSING;
+    }
+    if (e instanceof MissingPrivilegeException) {
+      return ExitCodes.MISSING_PRIVILEGE;
+    }
     // A lock session that cannot reach the server mid-run is the same trouble as at the start.
     boolean unreachable = e instanceof DemoDatabase.UnreachableException || e instanceof LockSessionException;
     return unreachable ? ExitCodes.UNREACHABLE : ExitCodes.CHECK_FAILED;

@@ -4,6 +4,7 @@ import io.pglock.LockHandle;
 import io.pglock.LockKey;
 import io.pglock.PgLocks;
 import io.pglock.PgLocksBuilder;
+import io.pglock.SchemaMissingException;
 import io.pglock.SessionLock;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -44,12 +46,13 @@ import picocli.CommandLine.Spec;
             + "command, and the lock stays held until it ends. If the lock is lost while the command runs "
             + "(its database session ends), the command gets SIGTERM, then SIGKILL after --grace, and pglock "
             + "exits with 4. The command sees PGLOCK_LOCK_NAME, PGLOCK_LOCK_NAMESPACE and PGLOCK_LOCK_KEY in "
-            + "its environment.%n"},
+            + "its environment, and with --fencing-token-env VAR the lock's fencing token in VAR.%n"},
     footerHeading = "%nExamples:%n",
     footer = {
         "  export PGLOCK_URL=jdbc:postgresql://db.example:5432/app PGLOCK_USER=ops",
         "  pglock run --name nightly-report --nonblock -- ./report.sh --date today",
-        "  pglock run --name migrate --wait 2m --conflict-exit-code 75 -- ./migrate.sh"},
+        "  pglock run --name migrate --wait 2m --conflict-exit-code 75 -- ./migrate.sh",
+        "  pglock run --name invoice-42 --fencing-token-env TOKEN -- ./write-invoice.sh   # it checks $TOKEN"},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "N:the command's exit status, when it ran with the lock held throughout (128+N: ended by signal N)",
@@ -57,11 +60,16 @@ import picocli.CommandLine.Spec;
         "2:bad options",
         "3:the database could not be reached",
         "4:the lock was lost while the command ran (it got SIGTERM, then SIGKILL after --grace)",
+        "5:--fencing-token-env, and pglock's schema lacks what fencing tokens need; the command did not run",
         "126:the command could not be started",
         "127:the command was not found",
         "128+N:pglock got signal N before the command started; it was not started"})
 public final class RunCommand implements Callable<Integer> {
   static final Duration MAX_GRACE = Duration.ofHours(1);
+  static final String LOCK_NAME_ENV = "PGLOCK_LOCK_NAME";
+  static final String LOCK_NAMESPACE_ENV = "PGLOCK_LOCK_NAMESPACE";
+  static final String LOCK_KEY_ENV = "PGLOCK_LOCK_KEY";
+  private static final Pattern SHELL_IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
   @Spec
   private CommandSpec spec;
@@ -71,6 +79,9 @@ public final class RunCommand implements Callable<Integer> {
 
   @Mixin
   private NamespaceOption namespace;
+
+  @Mixin
+  private SchemaOption schema;
 
   @Option(names = "--name", required = true, paramLabel = "NAME",
       description = "The lock's name, in --namespace (the same lock as PgLocks.lock(NAME)).")
@@ -102,6 +113,12 @@ public final class RunCommand implements Callable<Integer> {
           + "network), 1s to 1h, as PgLocksBuilder.lease (default: ${DEFAULT-VALUE}).")
   private Duration lease;
 
+  @Option(names = "--fencing-token-env", paramLabel = "VAR",
+      description = "Take the lock with a fencing token and give it to the command in the environment variable "
+          + "VAR: a number larger than any earlier holder's, for the protected resource to check (see "
+          + "docs/fencing.md). Needs pglock's schema (--schema, version 2); not with --shared.")
+  private String fencingTokenEnv;
+
   @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The command and its arguments, after --.")
   private List<String> command;
 
@@ -114,8 +131,8 @@ public final class RunCommand implements Callable<Integer> {
     CommandSupervisor supervisor = new CommandSupervisor(Thread.currentThread(), err, grace, lockName);
     try (SignalRelay relay = SignalRelay.install(supervisor);
         PgLocks locks = PgLocks.builder(database.dataSource()).namespace(key.namespace()).nodeName(nodeName())
-            .lease(lease).waitSessions(1).build()) {
-      SessionLock lock = shared ? locks.readWriteLock(name).readLock() : locks.lock(name);
+            .lease(lease).waitSessions(1).schema(schema.schema()).build()) {
+      SessionLock lock = lock(locks);
       Optional<LockHandle> handle;
       try {
         handle = acquire(lock);
@@ -134,8 +151,25 @@ public final class RunCommand implements Callable<Integer> {
       }
       try (LockHandle h = handle.get()) {
         h.onLoss(supervisor::lost);
-        return supervisor.run(processBuilder(key), h);
+        return supervisor.run(processBuilder(key, h), h);
       }
+    }
+  }
+
+  /** The lock the options ask for; with a fencing token only if the schema has what tokens need. */
+  private SessionLock lock(PgLocks locks) {
+    SessionLock lock = shared ? locks.readWriteLock(name).readLock() : locks.lock(name);
+    if (fencingTokenEnv == null) {
+      return lock;
+    }
+    try {
+      return lock.withFencing();
+    } catch (SchemaMissingException e) {
+      // The library's message speaks to Java code ("build the PgLocks again"); this one to the shell.
+      throw new SchemaMissingException("--fencing-token-env needs pglock's schema \"" + schema.schema()
+          + "\" at version 2 or later (fencing tokens), which this database lacks or this role may not use; run "
+          + "PgLockSchema.migrate(dataSource, \"" + schema.schema() + "\") once, or apply io/pglock/schema/V*.sql "
+          + "with Flyway or Liquibase; the command did not run");
     }
   }
 
@@ -151,12 +185,15 @@ public final class RunCommand implements Callable<Integer> {
     return nonblock ? Duration.ZERO : wait;
   }
 
-  private ProcessBuilder processBuilder(LockKey key) {
+  private ProcessBuilder processBuilder(LockKey key, LockHandle handle) {
     ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
     Map<String, String> env = pb.environment();
-    env.put("PGLOCK_LOCK_NAME", key.name());
-    env.put("PGLOCK_LOCK_NAMESPACE", key.namespace());
-    env.put("PGLOCK_LOCK_KEY", Long.toString(key.int64()));
+    env.put(LOCK_NAME_ENV, key.name());
+    env.put(LOCK_NAMESPACE_ENV, key.namespace());
+    env.put(LOCK_KEY_ENV, Long.toString(key.int64()));
+    if (fencingTokenEnv != null) {
+      env.put(fencingTokenEnv, Long.toString(handle.fencingToken()));
+    }
     return pb;
   }
 
@@ -168,6 +205,20 @@ public final class RunCommand implements Callable<Integer> {
     if (conflictExitCode < 0 || conflictExitCode > 255) {
       throw new ParameterException(spec.commandLine(),
           "--conflict-exit-code must be between 0 and 255: " + conflictExitCode);
+    }
+    if (fencingTokenEnv != null) {
+      if (!SHELL_IDENTIFIER.matcher(fencingTokenEnv).matches()) {
+        throw new ParameterException(spec.commandLine(), "--fencing-token-env must be a shell variable name "
+            + "(letters, digits and '_', not starting with a digit): \"" + fencingTokenEnv + "\"");
+      }
+      if (List.of(LOCK_NAME_ENV, LOCK_NAMESPACE_ENV, LOCK_KEY_ENV).contains(fencingTokenEnv)) {
+        throw new ParameterException(spec.commandLine(), "--fencing-token-env " + fencingTokenEnv
+            + " would hide a variable pglock run sets itself; pick another name");
+      }
+      if (shared) {
+        throw new ParameterException(spec.commandLine(), "--fencing-token-env and --shared exclude each other: "
+            + "fencing tokens order exclusive holders; shared holders are not ordered among themselves");
+      }
     }
     if (grace.compareTo(MAX_GRACE) > 0) {
       throw new ParameterException(spec.commandLine(), "--grace must be at most 1h: " + DurationConverter.format(grace));
