@@ -122,7 +122,8 @@ public interface PgLocks extends AutoCloseable {
   int openSessions();
 
   /**
-   * Releases every held lock, closes every lock session and stops the background threads. Waits
+   * Releases every held lock, closes every lock session, writes the lock history's last records
+   * and stops the background threads. Waits
    * at most {@link PgLocksBuilder#connectTimeout(java.time.Duration) connectTimeout} (plus thread
    * scheduling) for the releases to reach the server, whatever the network does; a session that
    * cannot finish by then is aborted, which frees its locks on the server as well. Idempotent.

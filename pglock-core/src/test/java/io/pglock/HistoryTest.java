@@ -130,6 +130,17 @@ class HistoryTest extends PgLocksTestSupport {
   }
 
   @Test
+  void close_writesTheLastHoldsBeforeItReturns() throws Exception {
+    PgLocks locks = builder().history().build();
+    String name = unique("hist-close");
+    for (int i = 0; i < 3; i++) {
+      locks.lock(name).run(Duration.ofSeconds(5), h -> null);
+    }
+    locks.close(); // a short-lived process (pglock run, a batch job) exits right after this
+    assertThat(rows(connect(), name, "outcome = 'released'")).hasSize(3);
+  }
+
+  @Test
   void timesAreInstants_whateverTheSessionTimeZone() throws Exception {
     org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
     ds.setURL(db().jdbcUrl());

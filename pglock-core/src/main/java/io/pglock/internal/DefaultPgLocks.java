@@ -157,7 +157,7 @@ public final class DefaultPgLocks implements PgLocks {
   /** The history writer, started on first use. */
   synchronized HistoryWriter history() {
     if (history == null) {
-      ensureOpen();
+      ensureOpen(); // after close() no writer starts: close() only stops the one it saw
       history = HistoryWriter.start(config);
     }
     return history;
@@ -272,19 +272,25 @@ public final class DefaultPgLocks implements PgLocks {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    long deadline = System.nanoTime() + config.connectTimeout().toNanos();
+    HistoryWriter h;
+    synchronized (this) {
+      h = history;
+    }
+    if (h != null) {
+      h.beginClose(); // its last batch goes out while the sessions close
+    }
     table.closeAll();
     // Bounded like every other call: an orderly close within the connect timeout, else an abort.
-    sessions.closeAll(System.nanoTime() + config.connectTimeout().toNanos());
+    sessions.closeAll(deadline);
     watchdog.shutdown();
     callbacks.shutdown();
     NameRecorder r = names;
     if (r != null) {
       r.close();
     }
-    synchronized (this) {
-      if (history != null) {
-        history.close();
-      }
+    if (h != null && !h.awaitClosed(deadline)) {
+      log.debug("the lock history's last batch was still being written when close() returned");
     }
   }
 

@@ -125,7 +125,7 @@ final class HistoryWriter {
     }
   }
 
-  /** At close, one last batch of what is queued (bounded by the network timeout of its statement). */
+  /** At close, one last batch of what is still queued (bounded by the network timeout of its statement). */
   private void drainOnClose() {
     List<HoldRecord> rest = new ArrayList<>();
     drain(rest, MAX_BATCH);
@@ -233,9 +233,37 @@ final class HistoryWriter {
     }
   }
 
-  /** Stops the writer after one last batch of what is queued. */
-  void close() {
+  /**
+   * Stops taking records and asks the writer to write what it has (the batch it gathers and what is
+   * queued) and stop; {@link #awaitClosed} waits for that.
+   */
+  void beginClose() {
     closed = true;
     LockSupport.unpark(writer);
+  }
+
+  /**
+   * Waits for the writer's last batch until the deadline ({@link System#nanoTime()} scale): a
+   * process that exits right after {@code PgLocks.close()} keeps its last holds' records.
+   *
+   * @return true if the writer finished in time
+   */
+  boolean awaitClosed(long deadlineNanos) {
+    boolean interrupted = false;
+    try {
+      long left;
+      while (writer.isAlive() && (left = deadlineNanos - System.nanoTime()) > 0) {
+        try {
+          writer.join(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          interrupted = true; // close() stays bounded; the interrupt stays set
+        }
+      }
+      return !writer.isAlive();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 }
