@@ -25,6 +25,11 @@ public final class NoLeakedLocks implements AfterEachCallback {
   /** How long released locks may take to leave the server before they count as leaked. */
   public static final Duration GRACE = Duration.ofSeconds(5);
 
+  /** The extension, as JUnit creates it for {@code @ExtendWith(NoLeakedLocks.class)}. */
+  public NoLeakedLocks() {
+    // no state: every check reads the server
+  }
+
   private static final String HELD = """
       SELECT a.application_name, l.pid, l.mode, l.classid, l.objid, l.objsubid
         FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
