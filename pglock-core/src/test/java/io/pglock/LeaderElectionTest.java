@@ -285,7 +285,7 @@ class LeaderElectionTest extends PgLocksTestSupport {
     List<Event> after = events();
     assertThat(after).hasSize(12);
     assertThat(after.get(11).reason()).isEqualTo(Revocation.SHUTDOWN);
-    assertThat(a.locks.heldLocks()).as("released by close()").isZero();
+    await("the lock released by close() (asynchronously)", WAIT, () -> a.locks.heldLocks() == 0);
   }
 
   @Test
