@@ -4,6 +4,10 @@ import io.pglock.LockHandle;
 import io.pglock.PgLocks;
 import io.pglock.SessionSemaphore;
 import io.pglock.WorkDistributor;
+import io.pglock.election.Candidate;
+import io.pglock.election.LeaderElection;
+import io.pglock.election.Revocation;
+import io.pglock.election.Term;
 import io.pglock.internal.TestAccess;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -61,6 +65,9 @@ import org.postgresql.ds.PGSimpleDataSource;
  *       or {@code WRITE_REJECTED rows=0}. It writes whether or not it still holds the lock (a loss
  *       prints {@code LOST <cause>} and changes nothing): it plays a holder that does not know it
  *       was paused. Ends on {@code EXIT} or when stdin closes.
+ *   <li>{@code elect election=E leaseMs=L}: joins leader election E and prints
+ *       {@code ELECTED <token> <t>} and {@code REVOKED <reason> <token> <t>} as its candidate is told;
+ *       ends on {@code EXIT} or when stdin closes, closing the election (a clean handover).
  * </ul>
  *
  * <p>A holder exits when stdin closes, so that it does not outlive the test that started it; the
@@ -82,6 +89,7 @@ public final class LockHolderProcess {
         case "work" -> work(opts);
         case "semaphore" -> semaphore(opts);
         case "fencedwrite" -> fencedWrite(opts);
+        case "elect" -> elect(opts);
         default -> throw new IllegalArgumentException("unknown mode " + args[0]);
       };
     } catch (Throwable t) {
@@ -110,6 +118,29 @@ public final class LockHolderProcess {
       onStdinCommand(end);
       end.join();
       h.close();
+    }
+    return 0;
+  }
+
+  private static int elect(Map<String, String> opts) throws Exception {
+    Duration lease = Duration.ofMillis(Long.parseLong(opts.get("leaseMs")));
+    try (PgLocks locks = PgLocks.builder(dataSource(opts)).namespace(opts.get("namespace"))
+        .nodeName(opts.get("node")).lease(lease).build();
+        LeaderElection election = LeaderElection.join(locks, opts.get("election"), new Candidate() {
+          @Override
+          public void elected(Term term) {
+            out("ELECTED " + term.fencingToken() + " " + System.nanoTime());
+          }
+
+          @Override
+          public void revoked(Term term, Revocation reason) {
+            out("REVOKED " + reason + " " + term.fencingToken() + " " + System.nanoTime());
+          }
+        })) {
+      CompletableFuture<String> end = new CompletableFuture<>();
+      onStdinCommand(end);
+      out("JOINED " + election);
+      end.join();
     }
     return 0;
   }
