@@ -196,11 +196,13 @@ final class CommandSupervisor {
   }
 
   private int cannotStart(ProcessBuilder command, IOException e) {
-    // The JDK's message ends with the OS error: "error=2, No such file or directory".
+    // The JDK's message carries the OS error: "error=2, No such file or directory" (JDK 17), or
+    // "Exec failed, error: 2 (No such file or directory)" (JDK 25). errno 2 is ENOENT: not found.
     String message = String.valueOf(e.getMessage());
-    boolean notFound = message.contains("error=2,");
+    boolean notFound = java.util.regex.Pattern.compile("error(=|: )2\\b").matcher(message).find();
     report("cannot run " + command.command().get(0) + ": "
-        + message.replaceFirst("^Cannot run program \"[^\"]*\"[^:]*: ", "").replaceFirst("^error=\\d+, ", ""));
+        + message.replaceFirst("^Cannot run program \"[^\"]*\"[^:]*: ", "").replaceFirst("^error=\\d+, ", "")
+            .replaceFirst("^Exec failed, error: \\d+ \\((.*)\\)\\s*$", "$1").trim());
     return notFound ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;
   }
 
