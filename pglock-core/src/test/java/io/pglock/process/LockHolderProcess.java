@@ -11,6 +11,7 @@ import io.pglock.election.Term;
 import io.pglock.internal.TestAccess;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -23,7 +24,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -66,7 +70,9 @@ import org.postgresql.ds.PGSimpleDataSource;
  *       prints {@code LOST <cause>} and changes nothing): it plays a holder that does not know it
  *       was paused. Ends on {@code EXIT} or when stdin closes.
  *   <li>{@code elect election=E leaseMs=L}: joins leader election E and prints
- *       {@code ELECTED <token> <t>} and {@code REVOKED <reason> <token> <t>} as its candidate is told;
+ *       {@code ELECTED <token> <t>} and {@code REVOKED <reason> <token> <t> DEADLINE <d>} as its
+ *       candidate is told ({@code d}: the lease deadline of the term's lock session, as it ended;
+ *       all times {@link System#nanoTime()}). On {@code CHECK} prints {@code LEADER <isLeader()> <t>};
  *       ends on {@code EXIT} or when stdin closes, closing the election (a clean handover).
  * </ul>
  *
@@ -124,25 +130,60 @@ public final class LockHolderProcess {
 
   private static int elect(Map<String, String> opts) throws Exception {
     Duration lease = Duration.ofMillis(Long.parseLong(opts.get("leaseMs")));
+    AtomicReference<LeaderElection> joined = new AtomicReference<>();
+    CountDownLatch ready = new CountDownLatch(1);
     try (PgLocks locks = PgLocks.builder(dataSource(opts)).namespace(opts.get("namespace"))
         .nodeName(opts.get("node")).lease(lease).build();
         LeaderElection election = LeaderElection.join(locks, opts.get("election"), new Candidate() {
+          private LongSupplier deadline; // the current term's lock session's lease deadline
+
           @Override
           public void elected(Term term) {
-            out("ELECTED " + term.fencingToken() + " " + System.nanoTime());
+            long now = System.nanoTime();
+            deadline = leaseDeadline(joined, ready);
+            out("ELECTED " + term.fencingToken() + " " + now);
           }
 
           @Override
           public void revoked(Term term, Revocation reason) {
-            out("REVOKED " + reason + " " + term.fencingToken() + " " + System.nanoTime());
+            long now = System.nanoTime();
+            out("REVOKED " + reason + " " + term.fencingToken() + " " + now
+                + (deadline == null ? "" : " DEADLINE " + deadline.getAsLong()));
           }
         })) {
-      CompletableFuture<String> end = new CompletableFuture<>();
-      onStdinCommand(end);
+      joined.set(election);
+      ready.countDown();
       out("JOINED " + election);
-      end.join();
+      try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = in.readLine()) != null && !line.trim().equals("EXIT")) {
+          if (line.trim().equals("CHECK")) {
+            boolean leads = election.isLeader();
+            out("LEADER " + leads + " " + System.nanoTime());
+          }
+        }
+      }
     }
     return 0;
+  }
+
+  /**
+   * The lease deadline of the lock session of the election's current term, read through the
+   * election's (private) handle: called on the election's thread from {@code elected}, where the
+   * handle is set. Null if it cannot be read.
+   */
+  private static LongSupplier leaseDeadline(AtomicReference<LeaderElection> joined, CountDownLatch ready) {
+    try {
+      if (!ready.await(10, TimeUnit.SECONDS)) {
+        return null;
+      }
+      Field f = joined.get().getClass().getDeclaredField("handle");
+      f.setAccessible(true);
+      return TestAccess.leaseDeadline((LockHandle) f.get(joined.get()));
+    } catch (ReflectiveOperationException | InterruptedException | RuntimeException e) {
+      out("ERROR no lease deadline: " + e);
+      return null;
+    }
   }
 
   private static int fencedWrite(Map<String, String> opts) throws Exception {
