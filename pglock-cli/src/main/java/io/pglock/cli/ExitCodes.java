@@ -13,6 +13,8 @@ final class ExitCodes {
   static final int OK = 0;
   /** A check failed, or the run failed for a reason other than the ones below. */
   static final int CHECK_FAILED = 1;
+  /** {@code pglock leader}: nobody leads the election now. */
+  static final int NO_LEADER = 1;
   /** Bad options: picocli's usage error code, kept so that it means the same here. */
   static final int USAGE = 2;
   /**
