@@ -201,8 +201,8 @@ class LeaderElectionProcessTest extends PgLocksTestSupport {
       await("the old leader's revocation", Duration.ofSeconds(20),
           () -> old.linesStarting("REVOKED").size() > revokedBefore);
       String revoked = old.linesStarting("REVOKED").get(revokedBefore);
-      assertThat(revoked).as("the old leader's revocation").matches("REVOKED (CONNECTION_LOST|LEASE_EXPIRED) "
-          + oldToken + " .*");
+      // the backend was terminated long before the 2 s lease could run out: the cause is the connection
+      assertThat(revoked).as("the old leader's revocation").matches("REVOKED CONNECTION_LOST " + oldToken + " .*");
       awaitSteady(key, round + 1); // the old leader stands again
       assertThat(leaders()).as("leaders after termination %d", round).hasSize(1);
     }

@@ -28,6 +28,10 @@ public final class DefaultLeaderElection implements LeaderElection {
   private static final Logger log = LoggerFactory.getLogger(DefaultLeaderElection.class);
   /** How often a leader looks at its handle's lease itself, besides the loss callback: local, no I/O. */
   private static final long WATCH_MILLIS = 100;
+  /** How long a term that is no longer held waits for its loss signal to say why. */
+  private static final long LOSS_CAUSE_WAIT_NANOS = 500_000_000L;
+  /** When the current term's handle was first seen not held; 0 while it is. Guarded by the monitor. */
+  private long notHeldSince;
   /** How long the thread waits before standing again after an unexpected acquire failure. */
   private static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(1);
 
@@ -222,6 +226,7 @@ public final class DefaultLeaderElection implements LeaderElection {
         return;
       }
       handle = h;
+      notHeldSince = 0;
       term = t;
       lost = null;
       resign = false;
@@ -278,7 +283,20 @@ public final class DefaultLeaderElection implements LeaderElection {
   private Revocation reason(LockHandle h) {
     LossCause cause = lost;
     if (cause == null && !h.isHeld()) {
-      cause = h.lost().toCompletableFuture().getNow(LossCause.LEASE_EXPIRED);
+      // The handle knows it is not held a moment before its loss signal says why (a terminated
+      // backend's session is marked dead, then the signal goes out): wait for the cause, briefly,
+      // so that the revocation names it; the term is over either way.
+      cause = h.lost().toCompletableFuture().getNow(null);
+      long now = System.nanoTime();
+      if (cause == null && notHeldSince == 0) {
+        notHeldSince = now;
+      }
+      if (cause == null && now - notHeldSince < LOSS_CAUSE_WAIT_NANOS) {
+        return null;
+      }
+      if (cause == null) {
+        cause = LossCause.LEASE_EXPIRED; // no signal came: only the client's lease deadline has passed
+      }
     }
     if (cause != null) {
       switch (cause) {
