@@ -15,6 +15,8 @@ final class ExitCodes {
   static final int CHECK_FAILED = 1;
   /** {@code pglock leader}: nobody leads the election now. */
   static final int NO_LEADER = 1;
+  /** {@code pglock members}: nobody is in the group now. */
+  static final int NO_MEMBERS = 1;
   /** Bad options: picocli's usage error code, kept so that it means the same here. */
   static final int USAGE = 2;
   /**

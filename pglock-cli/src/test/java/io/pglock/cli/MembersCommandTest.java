@@ -1,0 +1,74 @@
+package io.pglock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pglock.PgLockSchema;
+import io.pglock.PgLocks;
+import io.pglock.election.Membership;
+import io.pglock.testing.NoLeakedLocks;
+import io.pglock.testing.TestDatabase;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** {@code pglock members GROUP} against members joined by this test. */
+@ExtendWith(NoLeakedLocks.class)
+class MembersCommandTest {
+  private static final String NAMESPACE = "cli-members-test";
+
+  private final String group = "workers-" + UUID.randomUUID().toString().substring(0, 8);
+  private final String node = "members-test-" + ProcessHandle.current().pid();
+
+  @BeforeAll
+  static void installSchema() {
+    PgLockSchema.migrate(TestDatabase.get().dataSource(), PgLockSchema.DEFAULT_SCHEMA);
+  }
+
+  @Test
+  void members_listsEachMemberSortedById_thenNoMembersAfterClose() throws Exception {
+    try (PgLocks a = PgLocks.builder(TestDatabase.get().dataSource()).namespace(NAMESPACE).nodeName(node + "-a").build();
+        PgLocks b = PgLocks.builder(TestDatabase.get().dataSource()).namespace(NAMESPACE).nodeName(node + "-b").build()) {
+      Membership mb = Membership.join(b, group, "w2");
+      Membership ma = Membership.join(a, group, "w1");
+      try {
+        // listed at once: join records the member's lock name itself
+        CliRun run = CliRun.onDatabase("members", group, "--namespace", NAMESPACE);
+        assertThat(run.exitCode()).as(run.describe()).isEqualTo(ExitCodes.OK);
+        String[] lines = run.out().split(System.lineSeparator());
+        assertThat(lines).as(run.describe()).hasSize(4);
+        assertThat(lines[0]).isEqualTo("group " + group + " (namespace " + NAMESPACE + "): 2 members");
+        assertThat(lines[1]).matches("ID\\s+NODE\\s+PID\\s+SINCE");
+        assertThat(lines[2]).matches("w1\\s+" + node + "-a\\s+\\d+\\s+\\d{4}-.*Z \\((\\d+s|\\d+m\\d\\ds) ago\\)");
+        assertThat(lines[3]).matches("w2\\s+" + node + "-b\\s+\\d+\\s+\\d{4}-.*Z \\(.* ago\\)");
+        assertThat(CliRun.onDatabase("members", group, "--namespace", "other-" + NAMESPACE).exitCode())
+            .as("another namespace's group of the same name").isEqualTo(ExitCodes.NO_MEMBERS);
+      } finally {
+        ma.close();
+        mb.close();
+      }
+      // close() releases asynchronously (one round trip)
+      CliRun run = CliRun.awaitOnDatabase(Duration.ofSeconds(5), r -> r.exitCode() != ExitCodes.OK,
+          "members", group, "--namespace", NAMESPACE);
+      assertThat(run.exitCode()).as(run.describe()).isEqualTo(ExitCodes.NO_MEMBERS);
+      assertThat(run.out()).as(run.describe()).isEqualTo("no members of group " + group + " in namespace "
+          + NAMESPACE + System.lineSeparator());
+    }
+  }
+
+  @Test
+  void members_badGroup_isBadUsage() {
+    assertThat(CliRun.onDatabase("members", " ").exitCode()).isEqualTo(ExitCodes.USAGE);
+    assertThat(CliRun.onDatabase("members", "a:b").exitCode()).as("a ':' in GROUP").isEqualTo(ExitCodes.USAGE);
+    assertThat(CliRun.onDatabase("members").exitCode()).as("no GROUP").isEqualTo(ExitCodes.USAGE);
+  }
+
+  @Test
+  void members_help_showsAnExampleAndTheNoMembersExitCode() {
+    CliRun run = CliRun.of("members", "--help");
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.out()).contains("pglock members workers --namespace billing")
+        .containsPattern("1\\s+no members");
+  }
+}
