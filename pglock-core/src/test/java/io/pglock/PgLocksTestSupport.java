@@ -54,18 +54,9 @@ abstract class PgLocksTestSupport {
     toClose.clear();
   }
 
-  /** Waits for a condition with a deadline (never a bare sleep). */
+  /** Waits for a condition with a deadline (never a bare sleep): {@link io.pglock.testing.Await}. */
   static void await(String what, Duration timeout, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("timed out after " + timeout + " waiting for " + what);
-      }
-      java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // the poll interval of the condition
-      if (Thread.interrupted()) {
-        throw new AssertionError("interrupted waiting for " + what);
-      }
-    }
+    io.pglock.testing.Await.until(what, timeout, condition);
   }
 
   /** Whether any backend holds the key's server lock, as seen by pg_locks. */

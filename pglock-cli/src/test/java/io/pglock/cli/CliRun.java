@@ -47,18 +47,16 @@ record CliRun(int exitCode, String out, String err) {
    */
   static CliRun awaitOnDatabase(Duration timeout, Predicate<CliRun> condition, String command, String... options)
       throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (true) {
-      CliRun run = onDatabase(command, options);
-      if (condition.test(run)) {
-        return run;
-      }
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("pglock " + command + " did not show what was expected within " + timeout + "; last "
-            + run.describe());
-      }
-      Thread.sleep(50);
+    CliRun[] last = new CliRun[1];
+    try {
+      io.pglock.testing.Await.until("pglock " + command + " to show what was expected", timeout, () -> {
+        last[0] = onDatabase(command, options);
+        return condition.test(last[0]);
+      });
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "; last " + (last[0] == null ? "none" : last[0].describe()), e);
     }
+    return last[0];
   }
 
   /** The stdout lines that start with the prefix, stripped of it. */

@@ -115,20 +115,18 @@ final class PglockProcess implements AutoCloseable {
   }
 
   /**
-   * Waits for a condition, polling every 10 ms.
+   * Waits for a condition with a deadline ({@link io.pglock.testing.Await}).
    *
    * @throws AssertionError with this process's output if the timeout passes, or if pglock exits first
    */
   void await(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("no " + what + " within " + timeout + "; " + output());
-      }
-      if (!process.isAlive() && !condition.getAsBoolean()) {
-        throw new AssertionError("pglock exited with " + process.exitValue() + " before " + what + "; " + output());
-      }
-      Thread.sleep(10);
+    try {
+      io.pglock.testing.Await.until(what, timeout, () -> condition.getAsBoolean() || !process.isAlive());
+    } catch (AssertionError e) {
+      throw new AssertionError("no " + what + " within " + timeout + "; " + output(), e);
+    }
+    if (!condition.getAsBoolean()) {
+      throw new AssertionError("pglock exited with " + process.exitValue() + " before " + what + "; " + output());
     }
   }
 
