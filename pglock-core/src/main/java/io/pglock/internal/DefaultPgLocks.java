@@ -146,12 +146,7 @@ public final class DefaultPgLocks implements PgLocks {
    * @throws io.pglock.SchemaMissingException if the schema had no history table at build
    */
   void ensureHistory() {
-    if (!historyInstalled) {
-      throw new io.pglock.SchemaMissingException("the lock history needs pglock's schema \"" + config.schema()
-          + "\" at version 4 or later, which this database lacks or this role may not use (checked at build): run PgLockSchema.migrate("
-          + "dataSource, \"" + config.schema() + "\") once, or apply io/pglock/schema/V4__lock_history.sql "
-          + "with Flyway or Liquibase, then build the PgLocks again");
-    }
+    ensureInstalled(historyInstalled, "the lock history needs", 4, "V4__lock_history.sql");
   }
 
   /** The history writer, started on first use. */
@@ -167,11 +162,15 @@ public final class DefaultPgLocks implements PgLocks {
    * @throws io.pglock.SchemaMissingException if the schema had no fencing functions at build
    */
   void ensureFencing() {
-    if (!fencingInstalled) {
-      throw new io.pglock.SchemaMissingException("fencing tokens need pglock's schema \"" + config.schema()
-          + "\" at version 2 or later, which this database lacks or this role may not use (checked at build): run PgLockSchema.migrate("
-          + "dataSource, \"" + config.schema() + "\") once, or apply io/pglock/schema/V2__fencing_tokens.sql "
-          + "with Flyway or Liquibase, then build the PgLocks again");
+    ensureInstalled(fencingInstalled, "fencing tokens need", 5, "V5__fencing_sequence.sql");
+  }
+
+  private void ensureInstalled(boolean installed, String capabilityNeeds, int version, String file) {
+    if (!installed) {
+      throw new io.pglock.SchemaMissingException(capabilityNeeds + " pglock's schema \"" + config.schema()
+          + "\" at version " + version + " or later, which this database lacks or this role may not use (checked at "
+          + "build): run PgLockSchema.migrate(dataSource, \"" + config.schema() + "\") once, or apply the files "
+          + "under io/pglock/schema/ up to " + file + " with Flyway or Liquibase, then build the PgLocks again");
     }
   }
 

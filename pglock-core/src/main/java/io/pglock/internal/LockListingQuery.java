@@ -50,23 +50,24 @@ public final class LockListingQuery {
     }
   }
 
+  /** The named key, or null if no name was recorded (or one pglock would refuse, recorded by hand). */
+  private static LockKey named(String namespace, String name) {
+    if (namespace == null || name == null) {
+      return null;
+    }
+    try {
+      return LockKey.named(namespace, name);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
   private static LockEntry entry(ResultSet rs) throws SQLException {
     String namespace = rs.getString("namespace");
     String name = rs.getString("name");
-    LockKey key = null;
-    if (namespace != null && name != null) {
-      try {
-        key = LockKey.named(namespace, name);
-      } catch (IllegalArgumentException e) {
-        key = null; // recorded by hand with a namespace pglock would refuse: show the raw key
-      }
-    }
-    if (key != null) {
-      // named
-    } else if (rs.getInt("space") == 2) {
-      key = LockKey.of(rs.getInt("first"), rs.getInt("second"));
-    } else {
-      key = LockKey.of(rs.getLong("key"));
+    LockKey key = named(namespace, name);
+    if (key == null) {
+      key = rs.getInt("space") == 2 ? LockKey.of(rs.getInt("first"), rs.getInt("second")) : LockKey.of(rs.getLong("key"));
     }
     Timestamp since = rs.getTimestamp("since");
     List<Integer> blockedBy = new ArrayList<>();

@@ -63,9 +63,8 @@ final class LockedRun {
     LockKey key = lock.key();
     LockSession session = handle.session();
     long id = ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE;
-    long value = key.objsubid() == 1 ? key.int64() : ((long) key.first() << 32) | (key.second() & 0xFFFF_FFFFL);
     return new HoldRecord(id, key.namespace() == null ? "" : key.namespace(),
-        key.name() == null ? key.toString() : key.name(), value, lock.node(), session.pid(), session.backendStart,
+        key.name() == null ? key.toString() : key.name(), ServerKey.of(key).value(), lock.node(), session.pid(), session.backendStart,
         Instant.now(), null, "open", null, null, null, null);
   }
 }

@@ -2,15 +2,10 @@ package io.pglock.internal;
 
 import io.pglock.LockKey;
 import io.pglock.PgLocksConfig;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,11 +13,10 @@ import org.slf4j.LoggerFactory;
  * Records the name of each named key once, so that {@code <schema>.locks} and every view built on it
  * show names, not numbers.
  *
- * <p>Off the hot path: a grant only looks the key up in a set and, the first time, queues it. A
- * thread of its own writes what is queued in batches (one statement, on a connection borrowed from
- * the DataSource for that statement), gathering names for a second first, so a slow or absent database delays
- * names, never locks. A batch that fails is dropped with one warning: names are for operators, and
- * the next grant of a key this process has not recorded queues it again.
+ * <p>Off the hot path: a grant only looks the key up in a set and, the first time, queues it for
+ * {@link BackgroundBatches}, which gathers names for a second and writes them as one statement, so
+ * a slow or absent database delays names, never locks. A batch that fails is forgotten: the next
+ * grant of one of its keys queues it again.
  */
 final class NameRecorder {
   private static final Logger log = LoggerFactory.getLogger(NameRecorder.class);
@@ -33,91 +27,51 @@ final class NameRecorder {
   /** How long a batch gathers names after the first: at most one statement a second. */
   private static final long GATHER_MILLIS = 1_000;
 
-  private final PgLocksConfig config;
   private final Set<LockKey> remembered = ConcurrentHashMap.newKeySet();
-  private final LinkedBlockingQueue<LockKey> queue = new LinkedBlockingQueue<>(MAX_REMEMBERED);
-  private final Thread writer;
-  private volatile boolean closed;
-  private boolean warned;
+  private final BackgroundBatches<LockKey> batches;
 
   private NameRecorder(PgLocksConfig config) {
-    this.config = config;
-    this.writer = new Thread(this::run, "pglock-" + config.nodeName() + "-names");
-    this.writer.setDaemon(true);
+    this.batches = new BackgroundBatches<>(config, log, "lock names in " + config.schema() + ".lock_name", "names",
+        MAX_REMEMBERED, MAX_BATCH, GATHER_MILLIS, (c, batch) -> write(c, batch, config.schema()),
+        batch -> batch.forEach(remembered::remove), null, 0);
   }
 
   /** Starts a recorder; call {@link #close()} when the instance closes. */
   static NameRecorder start(PgLocksConfig config) {
     NameRecorder r = new NameRecorder(config);
-    r.writer.start();
+    r.batches.start();
     return r;
   }
 
   /** Queues the key's name if this process has not recorded it yet. Never blocks. */
   void record(LockKey key) {
-    if (key.space() != LockKey.KeySpace.NAME || closed || remembered.contains(key)) {
+    if (key.space() != LockKey.KeySpace.NAME || remembered.contains(key)) {
       return;
     }
     if (remembered.size() >= MAX_REMEMBERED) {
       remembered.clear();
     }
-    if (remembered.add(key) && !queue.offer(key)) {
-      remembered.remove(key); // the queue is full: a later grant tries again
+    if (remembered.add(key) && !batches.offer(key)) {
+      remembered.remove(key); // full or closed: a later grant tries again
     }
   }
 
-  private void run() {
-    List<LockKey> batch = new ArrayList<>();
-    try {
-      while (!closed) {
-        LockKey first = queue.take();
-        batch.add(first);
-        // gather what else comes within a second, so that a burst of new names is one statement
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GATHER_MILLIS);
-        long left;
-        while (batch.size() < MAX_BATCH && (left = until - System.nanoTime()) > 0) {
-          LockKey next = queue.poll(left, TimeUnit.NANOSECONDS);
-          if (next != null) {
-            batch.add(next);
-          }
-        }
-        write(batch);
-        batch.clear();
-      }
-    } catch (InterruptedException e) {
-      // closed
-    }
-  }
-
-  private void write(List<LockKey> batch) {
+  private static void write(java.sql.Connection c, List<LockKey> batch, String schema) throws java.sql.SQLException {
     String[] namespaces = new String[batch.size()];
     String[] names = new String[batch.size()];
     for (int i = 0; i < namespaces.length; i++) {
       namespaces[i] = batch.get(i).namespace();
       names[i] = batch.get(i).name();
     }
-    try (Connection c = config.dataSource().getConnection()) {
-      c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, config.connectTimeout().toMillis() * 5));
-      try (PreparedStatement ps = c.prepareStatement(Sql.recordNames(config.schema()))) {
-        ps.setArray(1, c.createArrayOf("text", namespaces));
-        ps.setArray(2, c.createArrayOf("text", names));
-        ps.execute();
-      }
-    } catch (SQLException | RuntimeException e) {
-      batch.forEach(remembered::remove);
-      if (!warned) {
-        warned = true;
-        log.warn("could not record {} lock names in {}.lock_name ({}); views show their keys instead. Further "
-            + "failures are logged at DEBUG", batch.size(), config.schema(), e.toString());
-      } else {
-        log.debug("could not record {} lock names: {}", batch.size(), e.toString());
-      }
+    try (PreparedStatement ps = c.prepareStatement(Sql.recordNames(schema))) {
+      ps.setArray(1, c.createArrayOf("text", namespaces));
+      ps.setArray(2, c.createArrayOf("text", names));
+      ps.execute();
     }
   }
 
-  /** Stops the writer; names still queued are not written. */
+  /** Stops the writer; names still queued are written if it can within their statement's bound. */
   void close() {
-    closed = true;
-    writer.interrupt();
+    batches.beginClose();
   }
 }
