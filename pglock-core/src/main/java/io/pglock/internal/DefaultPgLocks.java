@@ -276,20 +276,23 @@ public final class DefaultPgLocks implements PgLocks {
     synchronized (this) {
       h = history;
     }
+    NameRecorder r = names;
     if (h != null) {
       h.beginClose(); // its last batch goes out while the sessions close
+    }
+    if (r != null) {
+      r.beginClose();
     }
     table.closeAll();
     // Bounded like every other call: an orderly close within the connect timeout, else an abort.
     sessions.closeAll(deadline);
     watchdog.shutdown();
     callbacks.shutdown();
-    NameRecorder r = names;
-    if (r != null) {
-      r.close();
-    }
     if (h != null && !h.awaitClosed(deadline)) {
       log.debug("the lock history's last batch was still being written when close() returned");
+    }
+    if (r != null && !r.awaitClosed(deadline)) {
+      log.debug("the last batch of lock names was still being written when close() returned");
     }
   }
 

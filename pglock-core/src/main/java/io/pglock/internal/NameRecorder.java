@@ -70,8 +70,18 @@ final class NameRecorder {
     }
   }
 
-  /** Stops the writer; names still queued are written if it can within their statement's bound. */
-  void close() {
+  /** Stops taking names and asks for the last batch of what is queued; {@link #awaitClosed} waits. */
+  void beginClose() {
     batches.beginClose();
+  }
+
+  /**
+   * Waits for the last batch until the deadline ({@link System#nanoTime()} scale), so that
+   * {@code PgLocks.close()} returns with no connection of a pool still on loan.
+   *
+   * @return true if it finished in time
+   */
+  boolean awaitClosed(long deadlineNanos) {
+    return batches.awaitClosed(deadlineNanos);
   }
 }
