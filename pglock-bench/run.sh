@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Runs the pglock benchmarks (B1..B7) and prints baseline, pglock, ratio, goal and PASS/MISS.
+# Runs the pglock benchmarks (B1..B9) and prints baseline, pglock, ratio, goal and PASS/MISS.
 #   pglock-bench/run.sh [--url jdbc:postgresql://127.0.0.1:5432/test] [--only B1,B3] [--seconds 1] [--rounds 10]
-#                        [--trials 20] [--idle-seconds 10]
-# Builds the runnable jar first if it is missing or older than any source or pom.
+#                        [--trials 20] [--idle-seconds 10] [--b9-seconds 180]
+# Builds the runnable jar first if it is missing or older than any source or pom. For B8 (leader
+# failover against Curator on ZooKeeper), installs the Debian package zookeeper if it is missing and
+# this is root; without it B8's Curator rows say "not run". B9 runs a PostgreSQL server of its own
+# from the system's binaries (/usr/lib/postgresql/*/bin, or PGLOCK_PG_BIN), as the OS user postgres
+# when run as root.
 # JAVA_OPTS is passed to the JVM.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -10,9 +14,29 @@ root="$(dirname "$here")"
 jar="$here/target/pglock-bench.jar"
 
 if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/pglock-core/pom.xml" "$root/pglock-core/src/main" \
-    "$here/pom.xml" "$here/src/main" -newer "$jar" -type f -print -quit)" ]]; then
+    "$root/pglock-scheduler/pom.xml" "$root/pglock-scheduler/src/main" "$root/pglock-testing/pom.xml" \
+    "$root/pglock-testing/src/main" "$here/pom.xml" "$here/src/main" -newer "$jar" -type f -print -quit)" ]]; then
   echo "building $jar ..." >&2
   (cd "$root" && ./mvnw -q -pl pglock-bench -am package -DskipTests)
+fi
+
+# B8 runs when no --only is given or when --only names it.
+b8=yes
+for ((i = 1; i <= $#; i++)); do
+  case "${!i}" in
+    --only) j=$((i + 1)); [[ "${!j:-}" =~ [Bb]8 ]] || b8=no ;;
+    --only=*) [[ "${!i}" =~ [Bb]8 ]] || b8=no ;;
+  esac
+done
+if [[ $b8 == yes && ! -f /usr/share/java/zookeeper.jar ]]; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    echo "installing the Debian package zookeeper for B8 ..." >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q zookeeper >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q zookeeper >/dev/null 2>&1; } \
+      || echo "zookeeper could not be installed: B8's Curator rows will say not run" >&2
+  else
+    echo "zookeeper (Debian package) is not installed: B8's Curator rows will say not run" >&2
+  fi
 fi
 
 # A fixed, modest heap keeps B4's heap figure steady; G1 is the default collector.

@@ -54,11 +54,14 @@ public final class LockListing {
   }
 
   /**
-   * Every advisory lock of the database now: holders first, then waiters, each group by key.
+   * Every advisory lock of the database now: holders first, then waiters, each group by key. Each
+   * read from the server waits at most 30 s (the connection's network timeout, restored before the
+   * connection goes back); connecting is bounded by the data source's own settings.
    *
    * @return the entries, one per holder or waiter of a lock
    * @throws SchemaMissingException if the schema lacks the view
-   * @throws LockSessionException if the database cannot be reached or the query fails
+   * @throws LockSessionException if the database cannot be reached, does not answer in time, or the
+   *     query fails
    */
   public List<LockEntry> list() {
     return LockListingQuery.list(dataSource, schema);

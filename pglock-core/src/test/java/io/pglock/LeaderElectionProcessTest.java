@@ -186,7 +186,7 @@ class LeaderElectionProcessTest extends PgLocksTestSupport {
     List<Double> failoverMs = new ArrayList<>();
     for (int round = 1; round <= ROUNDS; round++) {
       ChildJvm old = leaders().get(0);
-      long oldToken = tokenAndTime(old.linesStarting("ELECTED").get(old.linesStarting("ELECTED").size() - 1))[0];
+      long oldToken = tokenAndTime(old.lastLineStarting("ELECTED"))[0];
       // the backend that holds the election's lock, by the who-holds-what view: must be the leader child's
       Leader holder = LeaderElection.currentLeader(db().dataSource(), PgLockSchema.DEFAULT_SCHEMA, "test", election)
           .orElseThrow(() -> new AssertionError("the view shows no leader"));
@@ -216,7 +216,7 @@ class LeaderElectionProcessTest extends PgLocksTestSupport {
     List<Double> failoverMs = new ArrayList<>();
     for (int round = 1; round <= ROUNDS; round++) {
       ChildJvm old = leaders().get(0);
-      String oldElected = old.linesStarting("ELECTED").get(old.linesStarting("ELECTED").size() - 1);
+      String oldElected = old.lastLineStarting("ELECTED");
       long oldToken = tokenAndTime(oldElected)[0];
       long stopped = System.nanoTime();
       old.signal("STOP");
@@ -252,7 +252,7 @@ class LeaderElectionProcessTest extends PgLocksTestSupport {
     List<Double> failoverMs = new ArrayList<>();
     for (int round = 1; round <= ROUNDS; round++) {
       ChildJvm old = leaders().get(0);
-      long oldToken = tokenAndTime(old.linesStarting("ELECTED").get(old.linesStarting("ELECTED").size() - 1))[0];
+      long oldToken = tokenAndTime(old.lastLineStarting("ELECTED"))[0];
       int seen = old.lineCount();
       old.send("EXIT");
       String revoked = old.awaitAnyLine(seen, Duration.ofSeconds(20), "REVOKED");

@@ -52,7 +52,7 @@ public final class BenchMain {
   static int run(BenchOptions o) throws Exception {
     Db db = new Db(o);
     List<Benchmark> all = List.of(new B1Uncontended(), new B2ManyThreads(), new B3HotKey(), new B4ManyHeld(),
-        new B5LossDetection(), new B6Fencing(), new B7History());
+        new B5LossDetection(), new B6Fencing(), new B7History(), new B8Failover(), new B9ScheduledSlots());
     String server;
     try (Connection c = db.connect(db.runPrefix + "-monitor"); Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT current_setting('server_version'), current_database()")) {
@@ -84,6 +84,10 @@ public final class BenchMain {
         System.out.print(Report.table(List.of(r)));
         for (String note : r.notes) {
           System.out.println("  " + note);
+        }
+        for (String error : r.errors) {
+          errors++;
+          System.out.println("  ERROR: " + error);
         }
       } catch (Exception e) {
         errors++;

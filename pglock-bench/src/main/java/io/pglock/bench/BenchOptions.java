@@ -6,13 +6,14 @@ import java.util.Set;
 
 /** Command-line options of {@link BenchMain}. Immutable. */
 record BenchOptions(String url, String user, String password, Set<String> only, double seconds, int rounds,
-    int b4Locks, int trials, double idleSeconds) {
+    int b4Locks, int trials, double idleSeconds, int b9Seconds) {
 
   static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test";
 
   static final String USAGE = """
-      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,B3,B4,B5,B6,B7]
+      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B9]
                     [--seconds N] [--rounds N] [--b4-locks N] [--trials N] [--idle-seconds N]
+                    [--b9-seconds N]
         --url       database to run against (default %s); session-level advisory
                     locks are taken on keys drawn at random, so use a database nobody depends on
         --user      user, unless the URL names one (default postgres)
@@ -22,20 +23,24 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
         --rounds    measured rounds per side, interleaved with the baseline's (default 10)
         --b4-locks  locks held at once in B4 (default 10000; the server's lock table must have room)
         --trials    B5: backends terminated, one per trial (default 20; a trial waits up to the
-                    lease + 5 s for the loss to show)
+                    lease + 5 s for the loss to show); B8: trials per system, setting and fault
+                    (default 20; below 10, the peers run at tuned settings only); B9: below 10,
+                    the short run (%d s of faults instead of %d s)
         --idle-seconds  B5: length of one idle window for the CPU figure, per side (default 10)
-      """.formatted(DEFAULT_URL);
+        --b9-seconds  B9: length of the run with faults, whatever --trials says (default: by --trials)
+      """.formatted(DEFAULT_URL, B9ScheduledSlots.SHORT_RUN.toSeconds(), B9ScheduledSlots.FULL_RUN.toSeconds());
 
   static BenchOptions parse(String[] args) {
     String url = DEFAULT_URL;
     String user = "postgres";
     String password = null;
-    Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4", "B5", "B6", "B7"));
+    Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9"));
     double seconds = 1;
     int rounds = 10;
     int b4Locks = 10_000;
     int trials = 20;
     double idleSeconds = 10;
+    int b9Seconds = 0;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (a.equals("-h") || a.equals("--help")) {
@@ -60,8 +65,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
           only = new LinkedHashSet<>();
           for (String id : value.split(",")) {
             String b = id.trim().toUpperCase(Locale.ROOT);
-            if (!b.matches("B[1-7]")) {
-              throw new IllegalArgumentException("--only takes B1, B2, B3, B4, B5, B6 or B7, comma-separated: " + value);
+            if (!b.matches("B[1-9]")) {
+              throw new IllegalArgumentException("--only takes B1 to B9, comma-separated: " + value);
             }
             only.add(b);
           }
@@ -96,6 +101,12 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
             throw new IllegalArgumentException("--idle-seconds must be between 1 and 600: " + value);
           }
         }
+        case "--b9-seconds" -> {
+          b9Seconds = Integer.parseInt(value);
+          if (b9Seconds < 20 || b9Seconds > 3600) {
+            throw new IllegalArgumentException("--b9-seconds must be between 20 and 3600: " + value);
+          }
+        }
         default -> throw new IllegalArgumentException("unknown option " + a);
       }
     }
@@ -103,7 +114,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
       throw new IllegalArgumentException("--url must be a jdbc:postgresql: URL: " + url);
     }
     return new BenchOptions(url, user, password, Set.copyOf(only), seconds, rounds, b4Locks, trials,
-        idleSeconds);
+        idleSeconds, b9Seconds);
   }
 
   long roundNanos() {

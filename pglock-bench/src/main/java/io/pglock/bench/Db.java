@@ -29,6 +29,10 @@ final class Db {
     this.runPrefix = "bench-" + ProcessHandle.current().pid();
   }
 
+  BenchOptions options() {
+    return options;
+  }
+
   /** A plain connection, not pooled, with the given application_name. */
   Connection connect(String applicationName) throws SQLException {
     Properties p = new Properties();

@@ -15,6 +15,8 @@ final class Report {
   final String title;
   final List<Row> rows = new ArrayList<>();
   final List<String> notes = new ArrayList<>();
+  /** Errors met while the benchmark went on (its rows say where): the run's exit status is 1. */
+  final List<String> errors = new ArrayList<>();
 
   Report(String id, String title) {
     this.id = id;
@@ -59,13 +61,20 @@ final class Report {
   static String table(List<Report> reports) {
     String[] head = {"id", "measure", "baseline", "pglock", "ratio", "goal", "result"};
     List<String[]> lines = new ArrayList<>();
-    lines.add(head);
     for (Report r : reports) {
       for (Row row : r.rows) {
         lines.add(new String[] {row.id(), row.measure(), row.baseline(), row.pglock(), row.ratio(), row.goal(),
             row.verdict().name()});
       }
     }
+    return render(head, lines);
+  }
+
+  /** A Markdown table of the given columns, each as wide as its widest cell. */
+  static String render(String[] head, List<String[]> rows) {
+    List<String[]> lines = new ArrayList<>();
+    lines.add(head);
+    lines.addAll(rows);
     int[] width = new int[head.length];
     for (String[] l : lines) {
       for (int i = 0; i < l.length; i++) {

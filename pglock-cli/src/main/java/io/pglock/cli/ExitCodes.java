@@ -17,6 +17,8 @@ final class ExitCodes {
   static final int NO_LEADER = 1;
   /** {@code pglock members}: nobody is in the group now. */
   static final int NO_MEMBERS = 1;
+  /** {@code pglock tasks}: no task is registered in the namespace, or not the one named. */
+  static final int NO_TASK = 1;
   /** Bad options: picocli's usage error code, kept so that it means the same here. */
   static final int USAGE = 2;
   /**

@@ -24,7 +24,7 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = PglockCommand.Version.class,
     description = "Distributed locks on PostgreSQL advisory locks.",
-    subcommands = {RunCommand.class, LocksCommand.class, LeaderCommand.class, MembersCommand.class, HistoryCommand.class, KeyCommand.class, DemoCommand.class,
+    subcommands = {RunCommand.class, LocksCommand.class, LeaderCommand.class, MembersCommand.class, TasksCommand.class, HistoryCommand.class, KeyCommand.class, DemoCommand.class,
         CommandLine.HelpCommand.class})
 public final class PglockCommand implements Runnable {
 

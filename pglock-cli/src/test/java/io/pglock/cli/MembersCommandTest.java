@@ -5,9 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pglock.PgLockSchema;
 import io.pglock.PgLocks;
 import io.pglock.election.Membership;
+import io.pglock.ownership.OwnedResource;
+import io.pglock.ownership.Owner;
+import io.pglock.ownership.Ownership;
+import io.pglock.ownership.Release;
+import io.pglock.testing.Await;
 import io.pglock.testing.NoLeakedLocks;
 import io.pglock.testing.TestDatabase;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -54,6 +60,35 @@ class MembersCommandTest {
       assertThat(run.exitCode()).as(run.describe()).isEqualTo(ExitCodes.NO_MEMBERS);
       assertThat(run.out()).as(run.describe()).isEqualTo("no members of group " + group + " in namespace "
           + NAMESPACE + System.lineSeparator());
+    }
+  }
+
+  @Test
+  void members_ofAnOwnershipGroup_showWhatEachOwns() throws Exception {
+    try (PgLocks a = PgLocks.builder(TestDatabase.get().dataSource()).namespace(NAMESPACE).nodeName(node + "-a").build();
+        PgLocks b = PgLocks.builder(TestDatabase.get().dataSource()).namespace(NAMESPACE).nodeName(node + "-b").build()) {
+      Owner quiet = new Owner() {
+        @Override
+        public void gained(OwnedResource r) {}
+
+        @Override
+        public void lost(OwnedResource r, Release why) {}
+      };
+      List<String> resources = List.of("s0", "s1", "s2", "s3");
+      try (Ownership oa = Ownership.builder(a, group).rebalanceInterval(Duration.ofMillis(100)).join(resources, quiet);
+          Ownership ob = Ownership.builder(b, group).rebalanceInterval(Duration.ofMillis(100)).join(resources, quiet)) {
+        Await.until("2 resources each", Duration.ofSeconds(20), () -> oa.owned().size() == 2 && ob.owned().size() == 2);
+        CliRun run = CliRun.onDatabase("members", group, "--namespace", NAMESPACE, "--owned");
+        assertThat(run.exitCode()).as(run.describe()).isEqualTo(ExitCodes.OK);
+        String[] lines = run.out().split(System.lineSeparator());
+        assertThat(lines[1]).as(run.describe()).matches("ID\\s+NODE\\s+PID\\s+SINCE\\s+OWNS");
+        String ownedByA = String.join(" ", oa.owned().stream().map(OwnedResource::resource).toList());
+        assertThat(lines[2]).as(run.describe()).startsWith(node + "-a").endsWith("2: " + ownedByA);
+        assertThat(lines[4]).isEqualTo("4 resources owned");
+        assertThat(lines[6]).matches("RESOURCE\\s+MEMBER\\s+PID");
+        assertThat(lines).hasSize(11);
+        assertThat(lines[7]).startsWith("s0").contains(ob.ownership("s0").isPresent() ? node + "-b" : node + "-a");
+      }
     }
   }
 

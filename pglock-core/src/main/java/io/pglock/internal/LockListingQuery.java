@@ -11,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -20,33 +21,55 @@ import javax.sql.DataSource;
 public final class LockListingQuery {
   private LockListingQuery() {}
 
+  /** SQLSTATEs of a missing view: undefined_table, invalid_schema_name, insufficient_privilege (no USAGE). */
+  private static final List<String> VIEW_MISSING = List.of("42P01", "3F000", "42501");
+
+  /** How long {@link io.pglock.LockListing#list()} waits for the server's answers: 30 s. */
+  public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(30);
+
   /** See {@link io.pglock.LockListing#list()}. */
   public static List<LockEntry> list(DataSource dataSource, String schema) {
+    return list(dataSource, schema, DEFAULT_READ_TIMEOUT);
+  }
+
+  /**
+   * See {@link io.pglock.LockListing#list()}; each read from the server waits at most
+   * {@code readTimeout} (the connection's network timeout, restored before it goes back), so that
+   * a silent network cannot hold the caller past it.
+   */
+  public static List<LockEntry> list(DataSource dataSource, String schema, Duration readTimeout) {
     try (Connection c = dataSource.getConnection()) {
-      if (!viewExists(c, schema)) {
-        throw new SchemaMissingException("the view " + schema + ".locks is missing: it needs pglock's schema \""
-            + schema + "\" at version 6 or later (and USAGE on it); run PgLockSchema.migrate(dataSource, \"" + schema + "\") once, or "
-            + "apply the files under io/pglock/schema/ with Flyway or Liquibase");
-      }
-      try (PreparedStatement ps = c.prepareStatement(Sql.listLocks(schema)); ResultSet rs = ps.executeQuery()) {
-        List<LockEntry> entries = new ArrayList<>();
-        while (rs.next()) {
-          entries.add(entry(rs));
-        }
-        return entries;
+      int before = c.getNetworkTimeout();
+      c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, Math.max(1, readTimeout.toMillis())));
+      try {
+        return list(c, schema);
+      } finally {
+        c.setNetworkTimeout(Runnable::run, before);
       }
     } catch (SQLException e) {
       throw new LockSessionException("could not list the database's advisory locks: " + SqlErrors.describe(e), e);
     }
   }
 
-  private static boolean viewExists(Connection c, String schema) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(Sql.schemaHas("pg_class", "locks"))) {
-      ps.setString(1, schema);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getBoolean(1);
+  /**
+   * One statement: the view's absence shows as the query's error (undefined table or schema, no
+   * USAGE on the schema), not as a catalog check before each listing.
+   */
+  private static List<LockEntry> list(Connection c, String schema) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(Sql.listLocks(schema)); ResultSet rs = ps.executeQuery()) {
+      List<LockEntry> entries = new ArrayList<>();
+      while (rs.next()) {
+        entries.add(entry(rs));
       }
+      return entries;
+    } catch (SQLException e) {
+      if (VIEW_MISSING.contains(e.getSQLState())) {
+        throw new SchemaMissingException("the view " + schema + ".locks is missing: it needs pglock's schema \""
+            + schema + "\" at version 6 or later (and USAGE on it); run PgLockSchema.migrate(dataSource, \"" + schema
+            + "\") once, or apply the files under io/pglock/schema/ with Flyway or Liquibase (SQLSTATE " + e.getSQLState()
+            + ")");
+      }
+      throw e;
     }
   }
 

@@ -39,12 +39,41 @@ public final class ChildJvm implements AutoCloseable {
   }
 
   /**
+   * How a child is started: the words before {@code java} on its command line (none, or
+   * {@code ip netns exec <namespace>}, which execs, so the child keeps the pid this class knows), and
+   * the database it is given.
+   *
+   * @param prefix words run before {@code java}; empty for none
+   * @param url the JDBC URL passed as option {@code url}
+   * @param user passed as option {@code user} (null: none)
+   * @param password passed in the environment (null: none)
+   */
+  public record Launch(List<String> prefix, String url, String user, String password) {
+    public Launch {
+      prefix = List.copyOf(prefix);
+    }
+
+    /** {@return a plain child of the test database (URL, user and password of {@link TestDatabase})} */
+    public static Launch testDatabase() {
+      TestDatabase db = TestDatabase.get();
+      return new Launch(List.of(), db.jdbcUrl(), db.user(), db.password());
+    }
+  }
+
+  /**
    * Starts {@link LockHolderProcess} with the mode and options, adding the test database's URL,
    * user and password (in the environment).
    */
   public static ChildJvm start(String label, String mode, String... options) throws IOException {
-    TestDatabase db = TestDatabase.get();
-    List<String> command = new ArrayList<>();
+    return start(Launch.testDatabase(), label, mode, options);
+  }
+
+  /**
+   * Starts {@link LockHolderProcess} as the launch says, with the mode and options, adding the
+   * launch's URL, user and password (in the environment).
+   */
+  public static ChildJvm start(Launch launch, String label, String mode, String... options) throws IOException {
+    List<String> command = new ArrayList<>(launch.prefix());
     command.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
     command.add("-Xmx128m");
     command.add("-XX:TieredStopAtLevel=1"); // starts faster; the children do little work
@@ -55,12 +84,12 @@ public final class ChildJvm implements AutoCloseable {
     command.add(testClassPath());
     command.add(LockHolderProcess.class.getName());
     command.add(mode);
-    command.add("url=" + db.jdbcUrl());
-    command.add("user=" + (db.user() == null ? "" : db.user()));
+    command.add("url=" + launch.url());
+    command.add("user=" + (launch.user() == null ? "" : launch.user()));
     command.addAll(List.of(options));
     ProcessBuilder pb = new ProcessBuilder(command);
-    if (db.password() != null) {
-      pb.environment().put("PGLOCK_CHILD_PASSWORD", db.password()); // not on the command line
+    if (launch.password() != null) {
+      pb.environment().put("PGLOCK_CHILD_PASSWORD", launch.password()); // not on the command line
     }
     Process p = pb.start();
     return new ChildJvm(label, p);
@@ -158,6 +187,11 @@ public final class ChildJvm implements AutoCloseable {
     return lines.size();
   }
 
+  /** {@return every stdout line so far} */
+  public synchronized List<String> lines() {
+    return new ArrayList<>(lines);
+  }
+
   /** Every stdout line so far whose first word is the keyword. */
   public synchronized List<String> linesStarting(String keyword) {
     List<String> found = new ArrayList<>();
@@ -167,6 +201,15 @@ public final class ChildJvm implements AutoCloseable {
       }
     }
     return found;
+  }
+
+  /** The last stdout line so far whose first word is the keyword; fails if there is none. */
+  public synchronized String lastLineStarting(String keyword) {
+    List<String> found = linesStarting(keyword);
+    if (found.isEmpty()) {
+      throw new AssertionError("no line starting with " + keyword + " from " + this);
+    }
+    return found.get(found.size() - 1);
   }
 
   /** Writes a command line to the child's stdin. */

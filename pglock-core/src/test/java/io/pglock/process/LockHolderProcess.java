@@ -74,6 +74,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  *       candidate is told ({@code d}: the lease deadline of the term's lock session, as it ended;
  *       all times {@link System#nanoTime()}). On {@code CHECK} prints {@code LEADER <isLeader()> <t>};
  *       ends on {@code EXIT} or when stdin closes, closing the election (a clean handover).
+ *   <li>{@code own ...}: a member of a fair-share ownership group, see {@link OwnerProcess}.
  * </ul>
  *
  * <p>A holder exits when stdin closes, so that it does not outlive the test that started it; the
@@ -96,6 +97,7 @@ public final class LockHolderProcess {
         case "semaphore" -> semaphore(opts);
         case "fencedwrite" -> fencedWrite(opts);
         case "elect" -> elect(opts);
+        case "own" -> OwnerProcess.own(opts);
         default -> throw new IllegalArgumentException("unknown mode " + args[0]);
       };
     } catch (Throwable t) {
@@ -408,7 +410,7 @@ public final class LockHolderProcess {
     }
   }
 
-  private static PGSimpleDataSource dataSource(Map<String, String> opts) {
+  static PGSimpleDataSource dataSource(Map<String, String> opts) {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(opts.get("url"));
     if (!opts.getOrDefault("user", "").isEmpty()) {
@@ -445,7 +447,7 @@ public final class LockHolderProcess {
     t.start();
   }
 
-  private static synchronized void out(String line) {
+  static synchronized void out(String line) {
     System.out.println(line);
     System.out.flush();
   }

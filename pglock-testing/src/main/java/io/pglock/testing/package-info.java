@@ -1,6 +1,7 @@
 /**
  * Test support for pglock and for applications that use it: {@link io.pglock.testing.TestDatabase}
- * finds or starts a real PostgreSQL, and {@link io.pglock.testing.NoLeakedLocks} fails a test that
+ * finds or starts a real PostgreSQL, {@link io.pglock.testing.PrivateServer} runs one of a test's
+ * own that it may crash and restart, and {@link io.pglock.testing.NoLeakedLocks} fails a test that
  * leaves an advisory lock held.
  */
 package io.pglock.testing;

@@ -29,7 +29,9 @@ public final class DefaultLeaderElection implements LeaderElection {
   /** How often a leader looks at its handle's lease itself, besides the loss callback: local, no I/O. */
   private static final long WATCH_MILLIS = 100;
   /** How long a term that is no longer held waits for its loss signal to say why. */
-  private static final long LOSS_CAUSE_WAIT_NANOS = 500_000_000L;
+  private static final long MAX_LOSS_CAUSE_WAIT_NANOS = 500_000_000L;
+  /** At most a twentieth of the lease: well inside the core's margin of a tenth before the server's deadline. */
+  private final long lossCauseWaitNanos;
   /** When the current term's handle was first seen not held; 0 while it is. Guarded by the monitor. */
   private long notHeldSince;
   /** How long the thread waits before standing again after an unexpected acquire failure. */
@@ -65,6 +67,7 @@ public final class DefaultLeaderElection implements LeaderElection {
     this.lockName = LeaderElection.lockName(name);
     this.candidate = Objects.requireNonNull(candidate, "candidate");
     this.lock = locks.lock(lockName).withFencing();
+    this.lossCauseWaitNanos = Math.min(MAX_LOSS_CAUSE_WAIT_NANOS, locks.config().lease().toNanos() / 20);
     this.firstAttemptJitter = firstAttemptJitter;
     this.backoffMin = backoffMin;
     this.backoffMax = backoffMax;
@@ -291,7 +294,7 @@ public final class DefaultLeaderElection implements LeaderElection {
       if (cause == null && notHeldSince == 0) {
         notHeldSince = now;
       }
-      if (cause == null && now - notHeldSince < LOSS_CAUSE_WAIT_NANOS) {
+      if (cause == null && now - notHeldSince < lossCauseWaitNanos) {
         return null;
       }
       if (cause == null) {

@@ -43,7 +43,7 @@ public final class DefaultMembership implements Membership {
     PgLocksConfig config = locks.config();
     String name = Membership.lockName(group, memberId);
     locks.key(name); // checks the name's length before any I/O
-    MemberLookup.recordName(config.dataSource(), config.schema(), config.namespace(), name);
+    MemberLookup.recordNames(config.dataSource(), config.schema(), config.namespace(), List.of(name));
     Optional<LockHandle> handle = locks.lock(name).tryAcquire();
     if (handle.isEmpty()) {
       throw new IllegalStateException("member id \"" + memberId + "\" is already in the group \"" + group

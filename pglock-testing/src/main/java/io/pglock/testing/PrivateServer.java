@@ -1,4 +1,4 @@
-package io.pglock.process;
+package io.pglock.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -28,6 +28,8 @@ import org.postgresql.ds.PGSimpleDataSource;
 public final class PrivateServer implements AutoCloseable {
   /** Thrown when this machine cannot run a server of our own: the test should be skipped. */
   public static final class Unavailable extends Exception {
+    private static final long serialVersionUID = 1L;
+
     Unavailable(String reason) {
       super(reason);
     }
@@ -56,9 +58,14 @@ public final class PrivateServer implements AutoCloseable {
   /**
    * Creates a cluster in a new temporary directory and starts it.
    *
-   * @param settings server settings, {@code name=value}, passed as {@code -c} options at every start
+   * @param settings server settings, {@code name=value}, passed as {@code -c} options at every start,
+   *     after the defaults ({@code listen_addresses=127.0.0.1}, {@code max_connections=30}, ...), which
+   *     they override: the last {@code -c} of a setting wins
+   * @return the running server
    * @throws Unavailable with the reason if no server can be created or started here (the
    *     directory is deleted again)
+   * @throws IOException if the temporary directory cannot be made or a command cannot be started
+   * @throws InterruptedException if interrupted while a command runs
    */
   public static PrivateServer start(String... settings) throws Unavailable, IOException, InterruptedException {
     Path bin = findBinaries().orElseThrow(() -> new Unavailable("no PostgreSQL binaries (initdb, pg_ctl) in "
@@ -99,7 +106,13 @@ public final class PrivateServer implements AutoCloseable {
     }
   }
 
-  /** Starts the server again (after {@link #stopImmediate()}); waits until it accepts connections. */
+  /**
+   * Starts the server again (after {@link #stopImmediate()}); waits until it accepts connections.
+   *
+   * @throws IOException if {@code pg_ctl} cannot be started
+   * @throws InterruptedException if interrupted while it runs
+   * @throws IllegalStateException if the server did not start (the message has its log)
+   */
   public void startServer() throws IOException, InterruptedException {
     String options = "-p " + port + " -c listen_addresses=127.0.0.1 -c unix_socket_directories=" + dir
         + " -c max_connections=30 -c shared_buffers=16MB";
@@ -117,6 +130,10 @@ public final class PrivateServer implements AutoCloseable {
    * {@code pg_ctl stop -m immediate}: the postmaster and its backends quit at once, without a
    * checkpoint, as in a crash (commits not yet written from the WAL buffers are lost); the next
    * start runs crash recovery.
+   *
+   * @throws IOException if {@code pg_ctl} cannot be started
+   * @throws InterruptedException if interrupted while it runs
+   * @throws IllegalStateException if {@code pg_ctl} failed
    */
   public void stopImmediate() throws IOException, InterruptedException {
     Result r = run("pg_ctl", "stop", "-m", "immediate", "-w", "-t", "60", "-D", data.toString());
@@ -125,12 +142,22 @@ public final class PrivateServer implements AutoCloseable {
     }
   }
 
+  /** {@return the server's TCP port} */
+  public int port() {
+    return port;
+  }
+
   /** {@return the JDBC URL of database postgres} */
   public String jdbcUrl() {
     return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
   }
 
-  /** {@return a non-pooling data source, user postgres (trust authentication)} */
+  /**
+   * A non-pooling data source, user postgres (trust authentication), connect timeout 10 s.
+   *
+   * @param applicationName the {@code application_name} of its connections
+   * @return the data source
+   */
   public DataSource dataSource(String applicationName) {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(jdbcUrl());

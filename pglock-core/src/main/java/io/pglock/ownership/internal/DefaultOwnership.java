@@ -1,0 +1,691 @@
+package io.pglock.ownership.internal;
+
+import io.pglock.LockHandle;
+import io.pglock.LossCause;
+import io.pglock.PgLocks;
+import io.pglock.PgLocksClosedException;
+import io.pglock.PgLocksConfig;
+import io.pglock.SessionLock;
+import io.pglock.election.Member;
+import io.pglock.election.Membership;
+import io.pglock.election.internal.MemberLookup;
+import io.pglock.internal.LockListingQuery;
+import io.pglock.ownership.OwnedResource;
+import io.pglock.ownership.Owner;
+import io.pglock.ownership.Ownership;
+import io.pglock.ownership.Release;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One member of one ownership group. Two threads: the ownership's thread runs the owner's
+ * callbacks, watches the handles (locally, every 100 ms) and decides; an I/O thread runs what needs
+ * the network (the lock table query, the grants, joining), so that a slow or silent network never
+ * delays a loss callback past the lease. See {@link Ownership} for the rules.
+ */
+public final class DefaultOwnership implements Ownership {
+  private static final Logger log = LoggerFactory.getLogger(DefaultOwnership.class);
+  /** How often the thread looks at its handles' leases itself, besides the loss signals: local, no I/O. */
+  private static final long WATCH_MILLIS = 100;
+  /**
+   * The longest a handle that is no longer held waits for its loss signal to say why (the core marks
+   * it not held a moment before the signal goes out): at most a twentieth of the lease, well inside
+   * the core's margin of a tenth between the member's deadline and the server's.
+   */
+  private static final long MAX_LOSS_CAUSE_WAIT_NANOS = 500_000_000L;
+  private static final Duration REJOIN_MIN = Duration.ofMillis(500);
+  private static final Duration REJOIN_MAX = Duration.ofSeconds(5);
+  /**
+   * After a nudge, rounds follow at this pace a few times: a member that hands resources on nudges
+   * right after its unlocks are queued, which may reach the server a moment after the nudge.
+   */
+  private static final long FOLLOW_UP_NANOS = 100_000_000L;
+  private static final int FOLLOW_UPS = 2;
+  /** How long the way out waits for network work in flight and the leave nudge. */
+  private static final long SHUTDOWN_IO_MILLIS = 3_000;
+
+  private final PgLocks locks;
+  private final PgLocksConfig config;
+  private final String group;
+  private final String memberId;
+  private final Owner owner;
+  private final Duration interval;
+  private final Duration closeTimeout;
+  private final Duration readTimeout;
+  private final long lossCauseWaitNanos;
+  private final Map<String, SessionLock> lockOf = new ConcurrentHashMap<>();
+  /** Written by the ownership's thread only (and by a close that timed out); read by any. */
+  private final Map<String, Held> owned = new ConcurrentSkipListMap<>();
+  private final Thread thread;
+  private final ExecutorService io;
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private final GroupNudges nudges;
+
+  private final Object monitor = new Object();
+  private Set<String> resources; // guarded by monitor
+  private boolean closing; // guarded by monitor
+  private boolean roundRequested; // guarded by monitor
+  private int followUps; // guarded by monitor: quick rounds still due after a nudge
+  private volatile Membership membership; // written by the thread (and join)
+  private long membershipNotHeldSince; // the thread's
+  private final Set<String> recorded = ConcurrentHashMap.newKeySet(); // lock names recorded in the name table
+  private boolean failing; // the thread's: the last round failed (log the next failure at debug only)
+
+  /** One owned resource: what the owner was told, the lock's handle. */
+  private static final class Held {
+    final OwnedResource resource;
+    final LockHandle handle;
+    long notHeldSince;
+
+    Held(OwnedResource resource, LockHandle handle) {
+      this.resource = resource;
+      this.handle = handle;
+    }
+  }
+
+  public DefaultOwnership(PgLocks locks, String group, String memberId, Collection<String> resources, Owner owner,
+      Duration interval, Duration closeTimeout) {
+    this.locks = locks;
+    this.config = locks.config();
+    this.group = group;
+    this.memberId = memberId;
+    this.owner = owner;
+    this.interval = interval;
+    this.closeTimeout = closeTimeout;
+    if (config.nodeName().indexOf(':') >= 0) {
+      throw new IllegalArgumentException("the node name of the PgLocks must not contain ':' to join an ownership group"
+          + " (the lock table shows the node name up to its first ':'): \"" + config.nodeName() + "\"");
+    }
+    this.readTimeout = config.lease().compareTo(LockListingQuery.DEFAULT_READ_TIMEOUT) < 0 ? config.lease() : LockListingQuery.DEFAULT_READ_TIMEOUT;
+    this.lossCauseWaitNanos = Math.min(MAX_LOSS_CAUSE_WAIT_NANOS, config.lease().toNanos() / 20);
+    this.resources = checked(resources);
+    String prefix = "pglock-" + config.nodeName() + "-ownership-" + group;
+    this.thread = new Thread(this::run, prefix);
+    this.thread.setDaemon(true);
+    this.io = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, prefix + "-io");
+      t.setDaemon(true);
+      return t;
+    });
+    this.nudges = new GroupNudges(config.dataSource(), config.namespace(), group, memberId, prefix + "-listen",
+        this::nudged);
+  }
+
+  /**
+   * Records the lock names, joins the membership and checks that no other member shares this
+   * node name (here, so that errors reach the caller), then starts the threads.
+   */
+  public void start() {
+    Set<String> names;
+    synchronized (monitor) {
+      names = resources;
+    }
+    try {
+      recordNames(names);
+      membership = Membership.join(locks, group, memberId);
+      checkNodeUnique();
+    } catch (RuntimeException | Error e) {
+      Membership m = membership;
+      if (m != null) {
+        m.close();
+      }
+      io.shutdownNow();
+      throw e;
+    }
+    nudges.start();
+    thread.start();
+    nudgeOthers(); // the others make room for this member now, not at their next round
+  }
+
+  /**
+   * A member's resources are counted by the node name of the connections that hold them, so two
+   * members with one node name would count each other's and could leave resources unowned.
+   */
+  private void checkNodeUnique() {
+    GroupSnapshot snapshot = GroupSnapshot.read(config.dataSource(), config.schema(), config.namespace(), group,
+        readTimeout);
+    for (Map.Entry<String, Optional<String>> m : snapshot.members().entrySet()) {
+      if (!m.getKey().equals(memberId) && m.getValue().equals(Optional.of(config.nodeName()))) {
+        throw new IllegalStateException("the member \"" + m.getKey() + "\" of ownership group \"" + group
+            + "\" has the node name \"" + config.nodeName() + "\" too: each member needs a PgLocks of its own with a"
+            + " unique node name (PgLocksBuilder.nodeName), as resources are counted by the node that holds them");
+      }
+    }
+  }
+
+  /** Checks the names and creates (so checks the length of) each resource's lock. */
+  private Set<String> checked(Collection<String> names) {
+    Set<String> set = OwnershipNames.checkResources(names);
+    for (String r : set) {
+      lockOf.computeIfAbsent(r, n -> locks.lock(Ownership.lockName(group, n)).withFencing());
+    }
+    return Collections.unmodifiableSet(set);
+  }
+
+  @Override
+  public String group() {
+    return group;
+  }
+
+  @Override
+  public String memberId() {
+    return memberId;
+  }
+
+  @Override
+  public Set<String> resources() {
+    synchronized (monitor) {
+      return resources;
+    }
+  }
+
+  @Override
+  public void resources(Collection<String> newResources) {
+    Set<String> set = checked(newResources);
+    synchronized (monitor) {
+      resources = set;
+      roundRequested = true;
+      monitor.notifyAll();
+    }
+  }
+
+  @Override
+  public List<OwnedResource> owned() {
+    List<OwnedResource> list = new ArrayList<>();
+    for (Held h : owned.values()) {
+      if (h.handle.isHeld()) {
+        list.add(h.resource);
+      }
+    }
+    return List.copyOf(list);
+  }
+
+  @Override
+  public Optional<OwnedResource> ownership(String resource) {
+    Held h = owned.get(Objects.requireNonNull(resource, "resource"));
+    return h != null && h.handle.isHeld() ? Optional.of(h.resource) : Optional.empty();
+  }
+
+  @Override
+  public List<Member> members() {
+    return MemberLookup.find(config.dataSource(), config.schema(), config.namespace(), group);
+  }
+
+  /** Nudges the other members from the I/O thread, without waiting; not at all once closed. */
+  private void nudgeOthers() {
+    try {
+      io.execute(nudges::send);
+    } catch (RejectedExecutionException e) {
+      // closed: the shutdown nudges
+    }
+  }
+
+  /** Another member changed something: balance now, and twice more shortly after. */
+  private void nudged() {
+    synchronized (monitor) {
+      roundRequested = true;
+      followUps = FOLLOW_UPS;
+      monitor.notifyAll();
+    }
+  }
+
+  /** Whether a quick follow-up round is due; counts it. */
+  private boolean takeFollowUp() {
+    synchronized (monitor) {
+      if (followUps == 0) {
+        return false;
+      }
+      followUps--;
+      return true;
+    }
+  }
+
+  @Override
+  public void rebalance() {
+    synchronized (monitor) {
+      roundRequested = true;
+      monitor.notifyAll();
+    }
+  }
+
+  @Override
+  public void close() {
+    synchronized (monitor) {
+      closing = true;
+      monitor.notifyAll();
+    }
+    if (Thread.currentThread() == thread || !thread.isAlive() && stopped.getCount() == 0) {
+      return;
+    }
+    boolean done;
+    try {
+      done = stopped.await(closeTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      done = false;
+    }
+    if (!done) {
+      // Releasing now would hand resources on before their owner was told: the thread releases
+      // each one after its lost callback returns.
+      log.warn("ownership {} of member {}: not stopped within {} (an owner callback still runs, or the network is"
+          + " slow); its resources are released as soon as their lost callbacks return", group, memberId,
+          closeTimeout);
+    }
+  }
+
+  private boolean isClosing() {
+    synchronized (monitor) {
+      return closing;
+    }
+  }
+
+  private void run() {
+    long nextRound = System.nanoTime();
+    long rejoinAt = 0;
+    Duration backoff = REJOIN_MIN;
+    try {
+      while (!isClosing()) {
+        watch();
+        long now = System.nanoTime();
+        long wakeAt;
+        if (membership == null) {
+          takeRoundRequest(); // nothing to balance until this member is back in: no busy wait
+          if (now - rejoinAt >= 0) {
+            if (rejoin()) {
+              backoff = REJOIN_MIN;
+              nextRound = now;
+              continue;
+            }
+            rejoinAt = System.nanoTime() + jitter(backoff).toNanos();
+            backoff = backoff.multipliedBy(2).compareTo(REJOIN_MAX) > 0 ? REJOIN_MAX : backoff.multipliedBy(2);
+          }
+          wakeAt = rejoinAt;
+        } else {
+          if (now - nextRound >= 0 || takeRoundRequest()) {
+            round();
+            nextRound = System.nanoTime() + (takeFollowUp() ? FOLLOW_UP_NANOS : jitter(interval).toNanos());
+          }
+          wakeAt = nextRound;
+        }
+        awaitWake(wakeAt);
+      }
+    } catch (PgLocksClosedException e) {
+      log.debug("ownership {} of member {}: the PgLocks was closed", group, memberId);
+    } catch (RuntimeException | Error e) {
+      log.error("ownership {} of member {}: the ownership's thread failed; this member gives up its resources",
+          group, memberId, e);
+    } finally {
+      shutdown();
+      stopped.countDown();
+    }
+  }
+
+  private boolean takeRoundRequest() {
+    synchronized (monitor) {
+      boolean requested = roundRequested;
+      roundRequested = false;
+      return requested;
+    }
+  }
+
+  /** Waits until the deadline, a wake (close, a round request), or the next watch, whichever is first. */
+  private void awaitWake(long deadline) {
+    long millis = Math.min(WATCH_MILLIS, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+    if (millis <= 0) {
+      return;
+    }
+    synchronized (monitor) {
+      if (closing || roundRequested) {
+        return;
+      }
+      try {
+        monitor.wait(millis);
+      } catch (InterruptedException e) {
+        // not interruptible: a stray interrupt from user code; the conditions decide
+      }
+    }
+  }
+
+  /** Tells the owner about every resource lost, and ends a membership that was lost. No I/O. */
+  private void watch() {
+    long now = System.nanoTime();
+    for (Held h : owned.values()) {
+      if (h.handle.isHeld()) {
+        continue;
+      }
+      LossCause cause = h.handle.lost().toCompletableFuture().getNow(null);
+      if (cause == null) {
+        // The handle knows it is not held a moment before its loss signal says why: wait briefly
+        // for the cause, so that the owner is told it; the resource is not owned either way.
+        if (h.notHeldSince == 0) {
+          h.notHeldSince = now;
+        }
+        if (now - h.notHeldSince < lossCauseWaitNanos) {
+          continue;
+        }
+        cause = LossCause.LEASE_EXPIRED;
+      }
+      release(h, release(cause));
+    }
+    Membership m = membership;
+    if (m == null || m.isJoined()) {
+      membershipNotHeldSince = 0;
+      return;
+    }
+    LossCause cause = m.lost().toCompletableFuture().getNow(null);
+    if (cause == null) {
+      if (membershipNotHeldSince == 0) {
+        membershipNotHeldSince = now;
+      }
+      if (now - membershipNotHeldSince < lossCauseWaitNanos) {
+        return;
+      }
+      cause = LossCause.LEASE_EXPIRED;
+    }
+    if (cause == LossCause.CLOSED) {
+      throw new PgLocksClosedException("the PgLocks of ownership " + group + " was closed");
+    }
+    log.warn("ownership {}: member {} left the group ({}); giving up its resources and joining again",
+        group, memberId, cause);
+    for (Held h : List.copyOf(owned.values())) {
+      release(h, release(cause));
+    }
+    m.close();
+    membership = null;
+    membershipNotHeldSince = 0;
+  }
+
+  private static Release release(LossCause cause) {
+    switch (cause) {
+      case CONNECTION_LOST:
+        return Release.CONNECTION_LOST;
+      case LEASE_EXPIRED:
+        return Release.LEASE_EXPIRED;
+      default:
+        return Release.SHUTDOWN;
+    }
+  }
+
+  /** Joins the membership again; false if not now (logged). */
+  private boolean rejoin() {
+    Membership m = io(() -> {
+      try {
+        return Membership.join(locks, group, memberId);
+      } catch (IllegalStateException e) {
+        // our former member lock, not yet freed by the server (a lease that ran out): wait for it
+        log.info("ownership {}: member {} cannot join again yet ({}); retrying", group, memberId, e.getMessage());
+        return null;
+      }
+    });
+    if (m == null) {
+      return false;
+    }
+    if (isClosing()) {
+      m.close();
+      return false;
+    }
+    log.info("ownership {}: member {} joined the group again", group, memberId);
+    membership = m;
+    nudgeOthers();
+    return true;
+  }
+
+  /** One balancing round: read who holds what, give up what is too much, take free resources up to the share. */
+  private void round() {
+    Set<String> wanted = resources();
+    for (Held h : List.copyOf(owned.values())) {
+      if (!wanted.contains(h.resource.resource())) {
+        release(h, Release.REMOVED);
+      }
+    }
+    List<String> toRecord = new ArrayList<>();
+    for (String r : wanted) {
+      if (!recorded.contains(r)) {
+        toRecord.add(r);
+      }
+    }
+    GroupSnapshot snapshot = io(() -> {
+      recordNames(toRecord);
+      return GroupSnapshot.read(config.dataSource(), config.schema(), config.namespace(), group, readTimeout);
+    });
+    if (snapshot == null || membership == null) {
+      return;
+    }
+    wanted = resources();
+    int quota = FairShare.quota(snapshot.heldCounts(), memberId, owned.size(), wanted.size());
+    int excess = owned.size() - quota;
+    if (excess > 0) {
+      List<Held> mine = new ArrayList<>(owned.values());
+      Collections.reverse(mine); // give up the last by name: any choice is fair, a stable one moves less
+      for (Held h : mine.subList(0, excess)) {
+        release(h, Release.REBALANCED);
+      }
+      nudgeOthers(); // whoever is short takes them now
+      return;
+    }
+    List<String> free = new ArrayList<>();
+    for (String r : wanted) {
+      if (!owned.containsKey(r) && !snapshot.isHeld(r)) {
+        free.add(r);
+      }
+    }
+    if (excess == 0 || free.isEmpty()) {
+      return;
+    }
+    Collections.shuffle(free); // members that take at once mostly try different resources
+    int wantMore = -excess;
+    Membership member = membership;
+    List<Map.Entry<String, LockHandle>> got = io(() -> tryAcquire(free, wantMore));
+    if (got == null) {
+      return;
+    }
+    for (Map.Entry<String, LockHandle> e : got) {
+      if (membership == member && member.isJoined()) {
+        gain(e.getKey(), e.getValue());
+      } else {
+        e.getValue().close(); // the membership ended meanwhile: not a member, owns nothing
+      }
+    }
+  }
+
+  /** Tries the free resources without waiting until {@code count} are taken; on I/O thread. */
+  private List<Map.Entry<String, LockHandle>> tryAcquire(List<String> free, int count) {
+    List<Map.Entry<String, LockHandle>> got = new ArrayList<>();
+    try {
+      for (String r : free) {
+        if (got.size() >= count) {
+          break;
+        }
+        lockOf.get(r).tryAcquire().ifPresent(h -> got.add(Map.entry(r, h)));
+      }
+    } catch (RuntimeException e) {
+      if (got.isEmpty()) {
+        throw e;
+      }
+      log.debug("ownership {}: taking resources stopped early: {}", group, e.toString());
+    }
+    return got;
+  }
+
+  private void gain(String resource, LockHandle handle) {
+    if (isClosing() || !resources().contains(resource) || !handle.isHeld()) {
+      handle.close();
+      return;
+    }
+    OwnedResource r = new OwnedResource(group, resource, memberId, handle.fencingToken(), Instant.now(),
+        config.namespace(), Ownership.lockName(group, resource));
+    Held h = new Held(r, handle);
+    owned.put(resource, h);
+    handle.onLoss(cause -> {
+      synchronized (monitor) {
+        monitor.notifyAll(); // the thread tells the owner
+      }
+    });
+    log.debug("ownership {}: member {} gained {} (token {})", group, memberId, resource, r.fencingToken());
+    try {
+      owner.gained(r);
+    } catch (RuntimeException | Error e) {
+      log.error("ownership {}: the owner's gained callback threw for {}; ignored", group, resource, e);
+    }
+  }
+
+  /** Tells the owner, then releases the lock: so that the next owner gains it only after. */
+  private void release(Held h, Release why) {
+    owned.remove(h.resource.resource(), h);
+    log.debug("ownership {}: member {} lost {} ({}), token {}", group, memberId, h.resource.resource(), why,
+        h.resource.fencingToken());
+    try {
+      owner.lost(h.resource, why);
+    } catch (RuntimeException | Error e) {
+      log.error("ownership {}: the owner's lost callback threw for {}; ignored", group, h.resource.resource(), e);
+    } finally {
+      h.handle.close();
+    }
+  }
+
+  /**
+   * Runs network work on the I/O thread and waits for it, watching the handles meanwhile (woken by
+   * their loss signals). Null if closed meanwhile, if the work failed (logged) or took longer than
+   * its bound; whatever such work returns later is released.
+   */
+  private <T> T io(Supplier<T> work) {
+    CompletableFuture<T> f = CompletableFuture.supplyAsync(work, io);
+    f.whenComplete((r, e) -> {
+      synchronized (monitor) {
+        monitor.notifyAll();
+      }
+    });
+    long deadline = System.nanoTime() + readTimeout.toNanos() * 2;
+    boolean taken = false;
+    try {
+      while (true) {
+        synchronized (monitor) {
+          if (!f.isDone() && !closing) {
+            try {
+              monitor.wait(WATCH_MILLIS);
+            } catch (InterruptedException e) {
+              // not interruptible: a stray interrupt from user code
+            }
+          }
+        }
+        if (f.isDone()) {
+          break;
+        }
+        watch();
+        if (isClosing()) {
+          return null;
+        }
+        if (System.nanoTime() - deadline > 0) {
+          log.warn("ownership {} of member {}: the network work of a round takes longer than {}; going on without"
+              + " it", group, memberId, readTimeout.multipliedBy(2));
+          return null;
+        }
+      }
+      T result;
+      try {
+        result = f.join();
+      } catch (CompletionException e) {
+        Throwable cause = e.getCause() != null ? e.getCause() : e;
+        if (cause instanceof PgLocksClosedException) {
+          throw (PgLocksClosedException) cause;
+        }
+        if (failing) {
+          log.debug("ownership {} of member {}: a round failed again: {}", group, memberId, cause.toString());
+        } else {
+          log.warn("ownership {} of member {}: a round failed ({}); trying again at the next", group, memberId,
+              cause.toString());
+        }
+        failing = true;
+        return null;
+      }
+      failing = false;
+      taken = true;
+      return result;
+    } finally {
+      if (!taken) {
+        f.thenAccept(DefaultOwnership::releaseLate);
+      }
+    }
+  }
+
+  /** Releases what a piece of I/O work that was given up on returned late. */
+  private static void releaseLate(Object result) {
+    if (result instanceof Membership) {
+      ((Membership) result).close();
+    } else if (result instanceof List) {
+      for (Object o : (List<?>) result) {
+        ((LockHandle) ((Map.Entry<?, ?>) o).getValue()).close();
+      }
+    }
+  }
+
+  private void recordNames(Collection<String> names) {
+    if (names.isEmpty()) {
+      return;
+    }
+    List<String> lockNames = new ArrayList<>();
+    names.forEach(n -> lockNames.add(Ownership.lockName(group, n)));
+    MemberLookup.recordNames(config.dataSource(), config.schema(), config.namespace(), lockNames);
+    recorded.addAll(names);
+  }
+
+  /** On the thread's way out: tells the owner SHUTDOWN for each resource, releases them, leaves. */
+  private void shutdown() {
+    for (Held h : List.copyOf(owned.values())) {
+      release(h, Release.SHUTDOWN);
+    }
+    Membership m = membership;
+    if (m != null) {
+      m.close();
+    }
+    nudges.stop();
+    try {
+      io.execute(nudges::send); // the others take this member's resources now; after any I/O in flight
+    } catch (RejectedExecutionException e) {
+      // already shut down
+    }
+    io.shutdown();
+    try {
+      if (!io.awaitTermination(SHUTDOWN_IO_MILLIS, TimeUnit.MILLISECONDS)) {
+        io.shutdownNow(); // what it returns late is released (releaseLate)
+      }
+    } catch (InterruptedException e) {
+      io.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    nudges.close();
+    log.debug("ownership {}: member {} left", group, memberId);
+  }
+
+  private static Duration jitter(Duration d) {
+    long n = d.toNanos();
+    return Duration.ofNanos(n * 8 / 10 + ThreadLocalRandom.current().nextLong(n * 4 / 10 + 1));
+  }
+
+  @Override
+  public String toString() {
+    return "Ownership[" + group + ", member=" + memberId + ", owns " + owned.size() + " of " + resources().size()
+        + (isClosing() ? ", closed" : "") + "]";
+  }
+}
