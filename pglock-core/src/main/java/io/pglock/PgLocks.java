@@ -108,6 +108,20 @@ public interface PgLocks extends AutoCloseable {
    */
   TransactionLocks inTransaction(Connection connection);
 
+  /**
+   * Opens a {@link LeasedSession}: a connection of its own, set up like a lock session, for
+   * statements that take and release many advisory locks at once (pglock's job queue). It is not
+   * counted in {@link #openSessions()} and not closed by {@link #close()}: close it first.
+   *
+   * @param role a short tag for {@code application_name} ({@code pglock:<node>:<role>:<namespace>}),
+   *     1 to 16 printable ASCII characters without spaces or {@code ':'}
+   * @throws IllegalArgumentException if the role is not such a tag
+   * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
+   * @throws LockSessionException if the connection cannot be opened or set up
+   * @throws UnsupportedDatabaseException if a transaction-mode pooler sits in between
+   */
+  LeasedSession leasedSession(String role);
+
   /** {@return how many server locks this instance holds now} Shared holders of a key count once. */
   int heldLocks();
 

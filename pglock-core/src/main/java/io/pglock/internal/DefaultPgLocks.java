@@ -3,6 +3,7 @@ package io.pglock.internal;
 import io.pglock.LockKey;
 import io.pglock.LockMode;
 import io.pglock.PgLocks;
+import io.pglock.LeasedSession;
 import io.pglock.PgLocksClosedException;
 import io.pglock.PgLocksConfig;
 import io.pglock.SessionLock;
@@ -249,6 +250,17 @@ public final class DefaultPgLocks implements PgLocks {
   public TransactionLocks inTransaction(Connection connection) {
     ensureOpen();
     return new DefaultTransactionLocks(this, connection);
+  }
+
+  @Override
+  public LeasedSession leasedSession(String role) {
+    ensureOpen();
+    ensureSessionLocks();
+    if (role == null || role.isEmpty() || role.length() > 16 || !role.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != ':')) {
+      throw new IllegalArgumentException("a leased session's role must be 1 to 16 printable ASCII characters without "
+          + "spaces or ':' (it goes into application_name), got: " + role);
+    }
+    return DefaultLeasedSession.open(config, role);
   }
 
   @Override

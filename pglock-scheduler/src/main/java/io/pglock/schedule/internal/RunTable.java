@@ -231,7 +231,7 @@ public final class RunTable {
       ps.setString(2, detail);
       ps.setString(3, error == null ? null : error.getClass().getName());
       ps.setString(4, error == null ? null : trim(String.valueOf(error.getMessage()), 2000));
-      ps.setString(5, error == null ? null : Stacks.trimmed(error));
+      ps.setString(5, error == null ? null : io.pglock.internal.Stacks.trimmed(error));
       ps.setString(6, namespace);
       ps.setString(7, task);
       ps.setObject(8, at(slot));
@@ -426,6 +426,6 @@ public final class RunTable {
   }
 
   static String trim(String s, int max) {
-    return s.length() <= max ? s : s.substring(0, max - 3) + "...";
+    return io.pglock.internal.Stacks.trim(s, max);
   }
 }

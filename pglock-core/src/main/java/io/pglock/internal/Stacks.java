@@ -1,13 +1,17 @@
-package io.pglock.schedule.internal;
+package io.pglock.internal;
 
-/** A throwable's stack, trimmed for the run history: its first frames and those of its causes. */
-final class Stacks {
+/**
+ * A throwable's stack, trimmed for a history row (task runs, job errors): its first frames and those
+ * of its causes. Public for pglock's other modules; not an API.
+ */
+public final class Stacks {
   private static final int FRAMES = 12;
   private static final int MAX_CHARS = 4000;
 
   private Stacks() {}
 
-  static String trimmed(Throwable error) {
+  /** {@return the trimmed stack: at most 12 frames per throwable, 5 causes deep, 4,000 characters} */
+  public static String trimmed(Throwable error) {
     StringBuilder sb = new StringBuilder();
     Throwable t = error;
     for (int depth = 0; t != null && depth < 5; depth++, t = t.getCause()) {
@@ -22,6 +26,11 @@ final class Stacks {
         sb.append("\t... ").append(frames.length - FRAMES).append(" more\n");
       }
     }
-    return RunTable.trim(sb.toString(), MAX_CHARS);
+    return trim(sb.toString(), MAX_CHARS);
+  }
+
+  /** {@return the text cut to at most max characters, ending with "..." when cut} */
+  public static String trim(String s, int max) {
+    return s == null || s.length() <= max ? s : s.substring(0, max - 3) + "...";
   }
 }

@@ -1,0 +1,49 @@
+package io.pglock.queue;
+
+import io.pglock.PgLocks;
+import java.time.Duration;
+import java.util.Objects;
+
+/** Builds a {@link JobQueue}; see {@link JobQueue#builder(PgLocks)}. */
+public final class JobQueueBuilder {
+  private final PgLocks locks;
+  private JsonMapper jsonMapper;
+  private Duration networkTimeout = Duration.ofSeconds(10);
+
+  JobQueueBuilder(PgLocks locks) {
+    this.locks = Objects.requireNonNull(locks, "locks");
+  }
+
+  /** The JSON library for payloads (default: Jackson, {@link JsonMapper#jackson()}). */
+  public JobQueueBuilder jsonMapper(JsonMapper jsonMapper) {
+    this.jsonMapper = Objects.requireNonNull(jsonMapper, "jsonMapper");
+    return this;
+  }
+
+  /**
+   * The longest a statement of the queue's own may wait for the server's answer (default 10 s):
+   * enqueues and admin calls on the queue's connections, and the workers' round trips in lease
+   * mode. In advisory mode the workers' sessions follow the lease of the {@code PgLocks} instead.
+   *
+   * @throws IllegalArgumentException if not between 1 second and 10 minutes
+   */
+  public JobQueueBuilder networkTimeout(Duration networkTimeout) {
+    if (networkTimeout == null || networkTimeout.compareTo(Duration.ofSeconds(1)) < 0
+        || networkTimeout.compareTo(Duration.ofMinutes(10)) > 0) {
+      throw new IllegalArgumentException("networkTimeout must be between 1 s and 10 min, got " + networkTimeout);
+    }
+    this.networkTimeout = networkTimeout;
+    return this;
+  }
+
+  /**
+   * Builds the queue and checks that the job table is there.
+   *
+   * @throws io.pglock.SchemaMissingException if the schema is older than version 9
+   * @throws JobQueueException if the database cannot be reached
+   */
+  public JobQueue build() {
+    JsonMapper mapper = jsonMapper != null ? jsonMapper : JsonMapper.jackson();
+    return io.pglock.queue.internal.DefaultJobQueue.start(locks, mapper, networkTimeout);
+  }
+}

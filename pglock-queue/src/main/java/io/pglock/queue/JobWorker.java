@@ -1,0 +1,34 @@
+package io.pglock.queue;
+
+import java.time.Duration;
+
+/**
+ * A pool of handler threads working one queue; see {@link JobQueue#worker(String)}. Thread-safe.
+ */
+public interface JobWorker extends AutoCloseable {
+
+  /** {@return the queue it works} */
+  String queue();
+
+  /** {@return how many jobs its handlers are running now} */
+  int running();
+
+  /** {@return how many attempts it has finished (any outcome) since it started} */
+  long finished();
+
+  /**
+   * Stops claiming, lets running jobs finish for up to the shutdown timeout
+   * ({@link JobWorkerBuilder#shutdownTimeout}), records their outcomes, then gives the jobs still
+   * running back (available again at once, their handlers interrupted) and releases its connection.
+   * Idempotent.
+   */
+  @Override
+  void close();
+
+  /**
+   * {@link #close()} with another deadline for running jobs.
+   *
+   * @return true if every running job finished before the deadline
+   */
+  boolean close(Duration timeout);
+}

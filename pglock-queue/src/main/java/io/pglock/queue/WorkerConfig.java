@@ -1,0 +1,43 @@
+package io.pglock.queue;
+
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * The settings of a {@link JobWorker}, as {@link JobWorkerBuilder} collected them.
+ *
+ * @param queue the queue worked
+ * @param concurrency handler threads: the most jobs running at once
+ * @param handlers handler and payload type per kind
+ * @param maxAttempts attempts per kind for jobs that set none (kinds absent: {@code defaultMaxAttempts})
+ * @param defaultMaxAttempts attempts for kinds without their own setting
+ * @param backoff the wait before a retry
+ * @param claimMode how jobs are owned
+ * @param lease the lease of a running job in {@link ClaimMode#LEASE} mode
+ * @param listen whether to wake on LISTEN/NOTIFY (else polling only)
+ * @param pollInterval the safety-net poll when nothing wakes the worker
+ * @param rescueInterval how often to look for running jobs whose worker is gone
+ * @param concurrencyPerKey most running jobs per concurrency key across the fleet (0: no limit)
+ * @param shutdownTimeout how long close() lets running jobs finish
+ * @param retention how long succeeded and cancelled jobs are kept
+ * @param discardedRetention how long discarded jobs are kept
+ */
+public record WorkerConfig(String queue, int concurrency, Map<String, Registration<?>> handlers,
+    Map<String, Integer> maxAttempts, int defaultMaxAttempts, Backoff backoff, ClaimMode claimMode, Duration lease,
+    boolean listen, Duration pollInterval, Duration rescueInterval, int concurrencyPerKey, Duration shutdownTimeout,
+    Duration retention, Duration discardedRetention) {
+
+  /**
+   * A handler with its payload type.
+   *
+   * @param type the payload's class
+   * @param handler the code
+   * @param <T> the payload's type
+   */
+  public record Registration<T>(Class<T> type, JobHandler<T> handler) {}
+
+  /** {@return the attempts a job of the kind may have when it sets none} */
+  public int maxAttemptsOf(String kind) {
+    return maxAttempts.getOrDefault(kind, defaultMaxAttempts);
+  }
+}

@@ -1,0 +1,160 @@
+package io.pglock.queue.internal;
+
+import io.pglock.LeasedSession;
+import io.pglock.queue.WorkerConfig;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * The advisory mode: one leased session per worker (a connection set up like pglock's lock sessions)
+ * holds the advisory lock of every job the worker runs; the outcome's statement releases it.
+ *
+ * <p>The owner written into a claimed row is a random number drawn per session: a rescue skips rows
+ * of its own session (an advisory lock is re-entrant, so its own try would succeed on them).
+ */
+final class AdvisoryClaims extends StatementClaims {
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final String LOST = "the worker's connection ended while the job ran; found free by ";
+
+  private final DefaultJobQueue jobs;
+  private LeasedSession session;
+  private long owner;
+
+  AdvisoryClaims(DefaultJobQueue jobs, WorkerConfig config) {
+    super(jobs, config);
+    this.jobs = jobs;
+  }
+
+  @Override
+  public void open() {
+    if (session != null && session.lossCause() == null) {
+      return;
+    }
+    close();
+    session = jobs.locks().leasedSession("jobs");
+    owner = RANDOM.nextLong() | 1; // never 0, never the null of a row without owner
+  }
+
+  @Override
+  public boolean ownershipValid() {
+    LeasedSession s = session;
+    return s != null && s.leaseValid();
+  }
+
+  @Override
+  public long untilHeartbeatNanos(boolean anyRunning) {
+    LeasedSession s = session;
+    // the session is idle-terminated after the lease even without jobs: keep it alive either way
+    return s == null ? Long.MAX_VALUE : s.untilHeartbeat().toNanos();
+  }
+
+  @Override
+  public List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit) throws SQLException {
+    return session.call(c -> {
+      if (limit == 0) {
+        complete(c, outcomes);
+        return List.of();
+      }
+      if (outcomes.isEmpty()) {
+        try (PreparedStatement ps = c.prepareStatement(sql.claimAdvisory)) {
+          bindClaim(c, ps, 1, limit);
+          try (ResultSet rs = ps.executeQuery()) {
+            return readClaimed(rs);
+          }
+        }
+      }
+      // One round trip for both: pgjdbc sends the two statements with one Sync, so they run as one
+      // implicit transaction. Should the claim fail, the outcomes roll back with it while their unlocks
+      // (not transactional) stand: those jobs are found free and run again: at least once, never twice
+      // at a time.
+      try (PreparedStatement ps = c.prepareStatement(sql.completeAdvisory + ";\n" + sql.claimAdvisory)) {
+        int i = bindOutcomes(c, ps, 1, outcomes, owner);
+        ps.setLong(i++, keyBase);
+        bindClaim(c, ps, i, limit);
+        ps.execute(); // the outcomes' counts
+        if (!ps.getMoreResults()) {
+          throw new SQLException("the claim after the outcomes returned no rows");
+        }
+        try (ResultSet rs = ps.getResultSet()) {
+          return readClaimed(rs);
+        }
+      }
+    });
+  }
+
+  private void complete(Connection c, List<Outcome> outcomes) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.completeAdvisory)) {
+      int i = bindOutcomes(c, ps, 1, outcomes, owner);
+      ps.setLong(i, keyBase);
+      ps.executeQuery().close();
+    }
+  }
+
+  private void bindClaim(Connection c, PreparedStatement ps, int i, int limit) throws SQLException {
+    i = bindCandidates(c, ps, i, limit);
+    ps.setLong(i++, keyBase);
+    ps.setLong(i++, owner);
+    ps.setString(i++, node);
+    ps.setLong(i, keyBase);
+  }
+
+  @Override
+  public Heartbeat heartbeat(Collection<Long> running) throws SQLException {
+    return session.call(c -> {
+      // any round trip renews the session's lease; this one also learns of cancels
+      List<Long> cancelled = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(sql.cancelCheck)) {
+        ps.setArray(1, c.createArrayOf("int8", ids(running)));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            cancelled.add(rs.getLong(1));
+          }
+        }
+      }
+      return new Heartbeat(cancelled, List.of());
+    });
+  }
+
+  @Override
+  public int rescue() throws SQLException {
+    return session.call(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql.rescueAdvisory)) {
+        int i = 1;
+        ps.setString(i++, config.queue());
+        ps.setLong(i++, owner);
+        ps.setLong(i++, keyBase);
+        i = bindBack(c, ps, i, LOST);
+        ps.setLong(i, keyBase);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? rs.getInt(1) : 0;
+        }
+      }
+    });
+  }
+
+  @Override
+  public int prune(int batch) throws SQLException {
+    return session.call(c -> prune(c, batch));
+  }
+
+  @Override
+  public boolean connectionLost(SQLException e) {
+    LeasedSession s = session;
+    return s == null || s.lossCause() != null;
+  }
+
+  @Override
+  public void close() {
+    LeasedSession s = session;
+    session = null;
+    if (s != null) {
+      s.close(); // pg_advisory_unlock_all(), then the connection goes back as it came
+    }
+  }
+}

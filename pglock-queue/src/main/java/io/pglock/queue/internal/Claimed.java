@@ -1,0 +1,13 @@
+package io.pglock.queue.internal;
+
+/**
+ * A job just claimed by a worker.
+ *
+ * @param id the job
+ * @param kind its kind
+ * @param payloadJson its payload
+ * @param attempt the attempt started by the claim
+ * @param maxAttempts the job's own limit, or null for the worker's setting
+ * @param cancelled whether a cancel was asked already
+ */
+record Claimed(long id, String kind, String payloadJson, int attempt, Integer maxAttempts, boolean cancelled) {}

@@ -1,0 +1,57 @@
+package io.pglock.queue.internal;
+
+import java.sql.SQLException;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * How a worker talks to the job table in one claiming mode: every method is one round trip, run by
+ * the worker's I/O thread only.
+ */
+interface Claims extends AutoCloseable {
+
+  /** Opens what the mode needs (the advisory mode's session); a no-op when it is open. */
+  void open() throws SQLException;
+
+  /** {@return true while jobs claimed since the last open are certainly still this worker's} */
+  boolean ownershipValid();
+
+  /** {@return nanoseconds until a round trip is due to keep ownership (Long.MAX_VALUE: never)} */
+  long untilHeartbeatNanos(boolean anyRunning);
+
+  /**
+   * Writes outcomes (releasing the jobs), then claims up to {@code limit} jobs, in one round trip.
+   *
+   * @param outcomes may be empty
+   * @param limit 0 to only write the outcomes
+   */
+  List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit) throws SQLException;
+
+  /**
+   * The heartbeat: keeps ownership of the running jobs and learns which were cancelled or lost.
+   *
+   * @return the running jobs that a cancel was asked for, and (lease mode) those no longer owned
+   */
+  Heartbeat heartbeat(Collection<Long> running) throws SQLException;
+
+  /** Frees the running jobs whose worker is gone. @return how many */
+  int rescue() throws SQLException;
+
+  /** Deletes one small batch of finished jobs past their retention. @return how many */
+  int prune(int batch) throws SQLException;
+
+  /** True if the error means the connection (and with it the advisory locks) is gone. */
+  boolean connectionLost(SQLException e);
+
+  /** Releases the connection (advisory: every lock of the session first). Never throws. */
+  @Override
+  void close();
+
+  /**
+   * What a heartbeat learnt.
+   *
+   * @param cancelled running jobs an operator asked to cancel
+   * @param lost running jobs this worker no longer owns
+   */
+  record Heartbeat(List<Long> cancelled, List<Long> lost) {}
+}

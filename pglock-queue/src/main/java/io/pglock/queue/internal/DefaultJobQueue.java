@@ -1,0 +1,292 @@
+package io.pglock.queue.internal;
+
+import io.pglock.LockKey;
+import io.pglock.PgLocks;
+import io.pglock.SchemaMissingException;
+import io.pglock.internal.ChannelListener;
+import io.pglock.queue.Enqueued;
+import io.pglock.queue.JobAdmin;
+import io.pglock.queue.JobQueue;
+import io.pglock.queue.JobQueueException;
+import io.pglock.queue.JobRequest;
+import io.pglock.queue.JobWorker;
+import io.pglock.queue.JsonMapper;
+import io.pglock.queue.WorkerConfig;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.zip.CRC32;
+import javax.sql.DataSource;
+
+/** The running {@link JobQueue}: enqueues, the shared notification listener, and the workers it started. */
+public final class DefaultJobQueue implements JobQueue {
+  private final PgLocks locks;
+  private final DataSource dataSource;
+  private final String schema;
+  private final JsonMapper mapper;
+  private final Duration networkTimeout;
+  private final JobSql sql;
+  private final long keyBase;
+  private final String channel;
+  private final Enqueuer enqueuer;
+  private final JobAdmin admin;
+  private final List<DefaultJobWorker> workers = new CopyOnWriteArrayList<>();
+  private ChannelListener listener;
+  private boolean closed;
+
+  private DefaultJobQueue(PgLocks locks, JsonMapper mapper, Duration networkTimeout) {
+    this.locks = locks;
+    this.dataSource = locks.config().dataSource();
+    this.schema = locks.config().schema();
+    this.mapper = mapper;
+    this.networkTimeout = networkTimeout;
+    this.sql = new JobSql(schema);
+    this.keyBase = keyBase(schema);
+    this.channel = channel(schema);
+    this.enqueuer = new Enqueuer(sql, channel, mapper);
+    this.admin = new DefaultJobAdmin(dataSource, schema, channel, (int) networkTimeout.toMillis());
+  }
+
+  /** Builds the queue and checks that the job table exists. */
+  public static JobQueue start(PgLocks locks, JsonMapper mapper, Duration networkTimeout) {
+    DefaultJobQueue q = new DefaultJobQueue(locks, mapper, networkTimeout);
+    q.checkSchema();
+    return q;
+  }
+
+  /**
+   * The base of the job keys of a schema: a job's advisory lock key is {@code base # id} (XOR), so
+   * that one statement computes every candidate's key with no function call; the base is the key of
+   * the name {@code <schema>} in the namespace {@code pglock-jobs}, so it differs per schema.
+   */
+  static long keyBase(String schema) {
+    return LockKey.named("pglock-jobs", schema).int64();
+  }
+
+  /** The NOTIFY channel of a schema's job table: a plain identifier whatever the schema's name. */
+  static String channel(String schema) {
+    CRC32 crc = new CRC32();
+    crc.update(schema.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return "pglock_jobs_" + Long.toHexString(crc.getValue());
+  }
+
+  private void checkSchema() {
+    try (Connection c = dataSource.getConnection()) {
+      int timeout = c.getNetworkTimeout();
+      c.setNetworkTimeout(Runnable::run, (int) networkTimeout.toMillis());
+      try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(quote_ident(?) || '.job') IS NOT NULL")) {
+        ps.setString(1, schema);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          if (!rs.getBoolean(1)) {
+            throw new SchemaMissingException("the job table " + schema + ".job is missing: the queue needs pglock's "
+                + "schema at version 9 or later; run PgLockSchema.migrate(dataSource, \"" + schema + "\")");
+          }
+        }
+        if (!c.getAutoCommit()) {
+          c.rollback();
+        }
+      } finally {
+        c.setNetworkTimeout(Runnable::run, timeout);
+      }
+    } catch (SQLException e) {
+      throw new JobQueueException("could not reach the database to check the job table: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public Enqueued enqueue(JobRequest request) {
+    return enqueueAll(List.of(Objects.requireNonNull(request, "request"))).get(0);
+  }
+
+  @Override
+  public Enqueued enqueue(Connection connection, JobRequest request) {
+    return enqueueAll(connection, List.of(Objects.requireNonNull(request, "request"))).get(0);
+  }
+
+  @Override
+  public List<Enqueued> enqueueAll(List<JobRequest> requests) {
+    checkRequests(requests);
+    if (requests.isEmpty()) {
+      return List.of();
+    }
+    try (Connection c = dataSource.getConnection()) {
+      int timeout = c.getNetworkTimeout();
+      c.setNetworkTimeout(Runnable::run, (int) networkTimeout.toMillis());
+      try {
+        List<Enqueued> result = enqueuer.insert(c, requests);
+        if (!c.getAutoCommit()) {
+          c.commit();
+        }
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        if (!c.getAutoCommit()) {
+          c.rollback();
+        }
+        throw e;
+      } finally {
+        c.setNetworkTimeout(Runnable::run, timeout); // a pooled connection goes back as it came
+      }
+    } catch (SQLException e) {
+      throw failure("enqueue " + requests.size() + " job(s)", e);
+    }
+  }
+
+  @Override
+  public List<Enqueued> enqueueAll(Connection connection, List<JobRequest> requests) {
+    Objects.requireNonNull(connection, "connection");
+    checkRequests(requests);
+    if (requests.isEmpty()) {
+      return List.of();
+    }
+    try {
+      return enqueuer.insert(connection, requests);
+    } catch (SQLException e) {
+      throw failure("enqueue " + requests.size() + " job(s) on the caller's connection", e);
+    }
+  }
+
+  private static void checkRequests(List<JobRequest> requests) {
+    Objects.requireNonNull(requests, "requests");
+    for (JobRequest r : requests) {
+      Objects.requireNonNull(r, "a request in the list is null");
+    }
+  }
+
+  JobQueueException failure(String what, SQLException e) {
+    if ("42P01".equals(e.getSQLState()) || "3F000".equals(e.getSQLState())) {
+      throw new SchemaMissingException("the job table " + schema + ".job is missing: run PgLockSchema.migrate(dataSource, \""
+          + schema + "\")");
+    }
+    if ("42501".equals(e.getSQLState())) {
+      throw new io.pglock.MissingPrivilegeException("could not " + what + ": " + e.getMessage() + "; grant SELECT, "
+          + "INSERT, UPDATE, DELETE ON " + schema + ".job and USAGE ON SEQUENCE " + schema + ".job_id_seq to the "
+          + "role", e);
+    }
+    return new JobQueueException("could not " + what + ": " + e.getMessage() + " (SQLSTATE " + e.getSQLState() + ")",
+        e);
+  }
+
+  @Override
+  public JobAdmin admin() {
+    return admin;
+  }
+
+  /** Starts a worker with the settings (from {@link io.pglock.queue.JobWorkerBuilder#start()}). */
+  public JobWorker startWorker(WorkerConfig config) {
+    DefaultJobWorker worker;
+    synchronized (this) {
+      if (closed) {
+        throw new IllegalStateException("this JobQueue is closed; build a new one");
+      }
+      worker = new DefaultJobWorker(this, config);
+      workers.add(worker);
+      if (config.listen() && listener == null) {
+        listener = new ChannelListener(dataSource, channel, "pglock-jobs-listen", this::notified, this::wakeAll);
+        listener.start();
+      }
+    }
+    ChannelListener l;
+    synchronized (this) {
+      l = listener;
+    }
+    if (config.listen() && l != null) {
+      l.awaitListening(networkTimeout); // a job enqueued after start() returns wakes the worker
+    }
+    try {
+      worker.start();
+    } catch (RuntimeException e) {
+      workers.remove(worker);
+      throw e;
+    }
+    return worker;
+  }
+
+  /** A notification: {@code "<queue> <due epoch ms>"} from an enqueue, or {@code "cancel <id>"} from a cancel. */
+  private void notified(String payload) {
+    int space = payload.lastIndexOf(' ');
+    if (space <= 0) {
+      return;
+    }
+    String head = payload.substring(0, space);
+    long value;
+    try {
+      value = Long.parseLong(payload.substring(space + 1));
+    } catch (NumberFormatException e) {
+      return;
+    }
+    if (head.equals(DefaultJobAdmin.CANCEL)) {
+      for (DefaultJobWorker w : workers) {
+        w.cancelRequested(value);
+      }
+      return;
+    }
+    for (DefaultJobWorker w : workers) {
+      if (w.queue().equals(head)) {
+        w.dueAt(value);
+      }
+    }
+  }
+
+  private void wakeAll() {
+    for (DefaultJobWorker w : workers) {
+      w.dueAt(0);
+    }
+  }
+
+  void removed(DefaultJobWorker worker) {
+    workers.remove(worker);
+  }
+
+  PgLocks locks() {
+    return locks;
+  }
+
+  JobSql sql() {
+    return sql;
+  }
+
+  long keyBase() {
+    return keyBase;
+  }
+
+  JsonMapper mapper() {
+    return mapper;
+  }
+
+  Duration networkTimeout() {
+    return networkTimeout;
+  }
+
+  DataSource dataSource() {
+    return dataSource;
+  }
+
+  @Override
+  public void close() {
+    ChannelListener l;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      l = listener;
+    }
+    for (DefaultJobWorker w : workers) {
+      w.close();
+    }
+    if (l != null) {
+      l.close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "JobQueue[" + schema + ".job, node " + locks.config().nodeName() + ", " + workers.size() + " workers]";
+  }
+}

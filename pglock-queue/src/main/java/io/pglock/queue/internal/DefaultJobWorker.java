@@ -1,0 +1,453 @@
+package io.pglock.queue.internal;
+
+import io.pglock.internal.Stacks;
+import io.pglock.queue.ClaimMode;
+import io.pglock.queue.DiscardJobException;
+import io.pglock.queue.JobWorker;
+import io.pglock.queue.WorkerConfig;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running {@link JobWorker}: one I/O thread does every round trip (claims with the outcomes of
+ * finished attempts, heartbeats, rescues, pruning), and a fixed pool of handler threads runs the
+ * jobs. Handler threads never touch the database for the queue, so a slow handler never delays the
+ * heartbeat that keeps the other jobs owned.
+ */
+final class DefaultJobWorker implements JobWorker {
+  private static final Logger log = LoggerFactory.getLogger(DefaultJobWorker.class);
+  private static final long PRUNE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(60);
+  private static final int PRUNE_BATCH = 500;
+  private static final int PRUNE_BATCHES_PER_ROUND = 10;
+  private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(5);
+  private static final AtomicInteger WORKERS = new AtomicInteger();
+  private static final int MAX_DUES = 1000;
+
+  private final DefaultJobQueue jobs;
+  private final WorkerConfig config;
+  private final Claims claims;
+  private final ThreadPoolExecutor handlers;
+  private final Thread io;
+  private final Map<Long, RunningJob> running = new ConcurrentHashMap<>();
+  private final ConcurrentLinkedQueue<Outcome> outcomes = new ConcurrentLinkedQueue<>();
+  private final AtomicLong finished = new AtomicLong();
+  private final Object monitor = new Object();
+  /** Guarded by monitor: a reason to claim now (a notification, a finished job). */
+  private boolean claimNow;
+  /**
+   * Guarded by monitor: run-ats heard of by notification, epoch ms, earliest first; at most
+   * {@link #MAX_DUES} (a later one forgotten is found by the poll).
+   */
+  private final java.util.TreeSet<Long> dues = new java.util.TreeSet<>();
+  private volatile boolean closing;
+  /** Set by close() once the deadline for running jobs has passed: give them back. */
+  private volatile boolean giveBack;
+
+  DefaultJobWorker(DefaultJobQueue jobs, WorkerConfig config) {
+    this.jobs = jobs;
+    this.config = config;
+    this.claims = config.claimMode() == ClaimMode.ADVISORY ? new AdvisoryClaims(jobs, config)
+        : new LeaseClaims(jobs, config);
+    int n = WORKERS.incrementAndGet();
+    String prefix = "pglock-jobs-" + config.queue() + "-" + n;
+    AtomicInteger threads = new AtomicInteger();
+    this.handlers = new ThreadPoolExecutor(config.concurrency(), config.concurrency(), 0, TimeUnit.MILLISECONDS,
+        new LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, prefix + "-handler-" + threads.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    this.io = new Thread(this::loop, prefix + "-io");
+    this.io.setDaemon(true);
+  }
+
+  void start() {
+    try {
+      claims.open(); // fails here, to the caller, if the database cannot be reached at all
+    } catch (SQLException e) {
+      handlers.shutdown();
+      throw jobs.failure("open the worker's connection", e);
+    } catch (RuntimeException e) {
+      handlers.shutdown();
+      throw e;
+    }
+    claimNow = true;
+    io.start();
+    log.debug("worker on queue {} started: {}", config.queue(), config);
+  }
+
+  @Override
+  public String queue() {
+    return config.queue();
+  }
+
+  @Override
+  public int running() {
+    return running.size();
+  }
+
+  @Override
+  public long finished() {
+    return finished.get();
+  }
+
+  /** A notification: a job of this queue is due at the instant (epoch ms; 0: now). */
+  void dueAt(long epochMillis) {
+    synchronized (monitor) {
+      if (epochMillis <= System.currentTimeMillis()) {
+        claimNow = true;
+      } else {
+        dues.add(epochMillis + 1); // + 1: the clocks' sub-millisecond parts
+        if (dues.size() > MAX_DUES) {
+          dues.pollLast();
+        }
+      }
+      monitor.notifyAll();
+    }
+  }
+
+  /** A notification: an operator asked to cancel the job (if this worker runs it). */
+  void cancelRequested(long id) {
+    RunningJob job = running.get(id);
+    if (job != null) {
+      job.cancel();
+    }
+  }
+
+  // ---------------------------------------------------------------- the I/O thread
+
+  private void loop() {
+    long now = System.nanoTime();
+    long nextPoll = now;
+    long nextRescue = now;
+    long nextPrune = now + jitter(PRUNE_INTERVAL_NANOS);
+    long retryNanos = TimeUnit.MILLISECONDS.toNanos(100);
+    boolean moreLikely = true;
+    while (true) {
+      if (closing && running.isEmpty() && outcomes.isEmpty()) {
+        break;
+      }
+      try {
+        checkOwnership();
+        claims.open();
+        now = System.nanoTime();
+        boolean timeToPoll = now - nextPoll >= 0;
+        int free = closing ? 0 : config.concurrency() - running.size();
+        boolean claim = free > 0 && (takeClaimNow() || timeToPoll || moreLikely);
+        List<Outcome> batch = drainOutcomes();
+        if (claim || !batch.isEmpty()) {
+          long sent = System.nanoTime();
+          List<Claimed> got = claims.completeAndClaim(batch, claim ? free : 0);
+          finished.addAndGet(batch.size());
+          if (claim) {
+            nextPoll = sent + config.pollInterval().toNanos();
+            moreLikely = got.size() == free; // a full batch: there is probably more
+            for (Claimed c : got) {
+              run(c);
+            }
+          }
+        }
+        now = System.nanoTime();
+        if (now - nextRescue >= 0 && !closing) {
+          int freed = claims.rescue();
+          nextRescue = System.nanoTime() + config.rescueInterval().toNanos();
+          if (freed > 0) {
+            log.info("worker on queue {}: {} job(s) of a worker that is gone are available again", config.queue(),
+                freed);
+            moreLikely = true;
+          }
+        }
+        if (claims.untilHeartbeatNanos(!running.isEmpty()) <= 0) {
+          heartbeat();
+        }
+        if (now - nextPrune >= 0 && !closing) {
+          prune();
+          nextPrune = System.nanoTime() + jitter(PRUNE_INTERVAL_NANOS);
+        }
+        retryNanos = TimeUnit.MILLISECONDS.toNanos(100);
+        if (giveBack) {
+          giveBackRunning();
+        }
+        if (!moreLikely || running.size() >= config.concurrency() || closing) {
+          awaitWork(nextPoll, nextRescue, nextPrune);
+        }
+      } catch (SQLException | RuntimeException e) {
+        if (claims.connectionLost(e instanceof SQLException se ? se : null)) {
+          loseAll("its connection to the database ended (" + e.getMessage() + ")");
+          claims.close();
+        }
+        if (closing && (running.isEmpty() || claims.connectionLost(null))) {
+          // nothing to write any more, or no connection to write it on: the server freed the locks
+          outcomes.clear();
+          running.values().forEach(RunningJob::lose);
+          break;
+        }
+        log.warn("worker on queue {}: a round trip failed, retrying in {} ms: {}", config.queue(),
+            TimeUnit.NANOSECONDS.toMillis(retryNanos), e.toString());
+        pause(retryNanos);
+        retryNanos = Math.min(MAX_RETRY_NANOS, retryNanos * 2);
+      }
+    }
+    claims.close();
+    handlers.shutdown();
+    jobs.removed(this);
+    log.debug("worker on queue {} stopped", config.queue());
+  }
+
+  /** Tells every running handler that its job is no longer owned, when the lease ran out without an answer. */
+  private void checkOwnership() {
+    if (!running.isEmpty() && !claims.ownershipValid()) {
+      loseAll("its lease ran out before a round trip could renew it");
+    }
+  }
+
+  private void loseAll(String why) {
+    if (running.isEmpty()) {
+      return;
+    }
+    log.warn("worker on queue {}: {}; its {} running job(s) may run elsewhere now, their handlers are told to stop",
+        config.queue(), why, running.size());
+    for (RunningJob job : running.values()) {
+      job.lose();
+    }
+  }
+
+  private void heartbeat() throws SQLException {
+    List<Long> ids = new ArrayList<>(running.keySet());
+    Claims.Heartbeat beat = claims.heartbeat(ids);
+    for (Long id : beat.cancelled()) {
+      cancelRequested(id);
+    }
+    for (Long id : beat.lost()) {
+      RunningJob job = running.get(id);
+      if (job != null) {
+        log.warn("worker on queue {}: {} is no longer ours (its lease ran out); its handler is told to stop",
+            config.queue(), job);
+        job.lose();
+      }
+    }
+  }
+
+  private void prune() throws SQLException {
+    int total = 0;
+    for (int i = 0; i < PRUNE_BATCHES_PER_ROUND; i++) {
+      int n = claims.prune(PRUNE_BATCH);
+      total += n;
+      if (n < PRUNE_BATCH) {
+        break;
+      }
+    }
+    if (total > 0) {
+      log.debug("worker on queue {}: pruned {} finished job(s)", config.queue(), total);
+    }
+  }
+
+  /** After close()'s deadline: the jobs still running go back to available, unlocked, at once. */
+  private void giveBackRunning() throws SQLException {
+    List<Outcome> back = new ArrayList<>();
+    for (RunningJob job : running.values()) {
+      if (job.isOwned()) {
+        job.lose();
+        back.add(Outcome.of(job.id(), job.attempt(), "released"));
+      }
+    }
+    if (!back.isEmpty()) {
+      claims.completeAndClaim(back, 0);
+      log.info("worker on queue {}: {} job(s) still running at the shutdown deadline were given back",
+          config.queue(), back.size());
+    }
+    running.clear(); // their handlers' outcomes are dropped: they are no longer owned
+    outcomes.clear();
+  }
+
+  private boolean takeClaimNow() {
+    synchronized (monitor) {
+      boolean now = claimNow;
+      claimNow = false;
+      long wall = System.currentTimeMillis();
+      while (!dues.isEmpty() && dues.first() <= wall) {
+        dues.pollFirst();
+        now = true;
+      }
+      return now;
+    }
+  }
+
+  private List<Outcome> drainOutcomes() {
+    List<Outcome> batch = new ArrayList<>();
+    for (Outcome o; (o = outcomes.poll()) != null; ) {
+      batch.add(o);
+    }
+    return batch;
+  }
+
+  private void awaitWork(long nextPoll, long nextRescue, long nextPrune) {
+    synchronized (monitor) {
+      // a reason to claim counts only with a free handler thread: a busy worker waits for an outcome
+      while (!(claimNow && !closing && running.size() < config.concurrency()) && outcomes.isEmpty() && !giveBack
+          && !(closing && running.isEmpty())) {
+        long now = System.nanoTime();
+        long until = Math.min(Math.min(nextPoll, nextRescue), nextPrune) - now;
+        until = Math.min(until, claims.untilHeartbeatNanos(!running.isEmpty()));
+        if (!running.isEmpty()) {
+          until = Math.min(until, TimeUnit.MILLISECONDS.toNanos(100)); // the ownership check
+        }
+        if (!dues.isEmpty() && running.size() < config.concurrency()) {
+          until = Math.min(until, TimeUnit.MILLISECONDS.toNanos(dues.first() - System.currentTimeMillis()));
+        }
+        if (until <= 0) {
+          return;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(monitor, until);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+  }
+
+  private void pause(long nanos) {
+    synchronized (monitor) {
+      try {
+        TimeUnit.NANOSECONDS.timedWait(monitor, nanos);
+      } catch (InterruptedException e) {
+        // back to the loop
+      }
+    }
+  }
+
+  private static long jitter(long nanos) {
+    return nanos - nanos / 5 + ThreadLocalRandom.current().nextLong(nanos / 5 * 2 + 1);
+  }
+
+  // ---------------------------------------------------------------- handler threads
+
+  private void run(Claimed c) {
+    WorkerConfig.Registration<?> registration = config.handlers().get(c.kind());
+    int max = c.maxAttempts() != null ? c.maxAttempts() : config.maxAttemptsOf(c.kind());
+    RunningJob job = new RunningJob(c.id(), config.queue(), c.kind(), c.attempt(), max, c.payloadJson(), c.cancelled());
+    running.put(c.id(), job);
+    handlers.execute(() -> execute(job, registration));
+  }
+
+  private <T> void execute(RunningJob job, WorkerConfig.Registration<T> registration) {
+    job.running(Thread.currentThread());
+    Outcome outcome;
+    try {
+      T payload = jobs.mapper().read(job.payloadJson(), registration.type());
+      registration.handler().handle(payload, job);
+      outcome = Outcome.of(job.id(), job.attempt(), "succeeded");
+    } catch (Throwable t) {
+      outcome = failed(job, t);
+    } finally {
+      job.done();
+    }
+    if (!job.isOwned()) {
+      // another worker may run it now (or will, at the shutdown deadline): this outcome is stale
+      log.debug("worker on queue {}: {} finished after it was no longer owned; outcome dropped", config.queue(), job);
+      running.remove(job.id());
+      wake();
+      return;
+    }
+    outcomes.add(outcome);
+    running.remove(job.id());
+    wake();
+  }
+
+  private Outcome failed(RunningJob job, Throwable t) {
+    String state;
+    long delay = 0;
+    if (t instanceof DiscardJobException) {
+      state = "discarded";
+    } else if (job.isCancelled()) {
+      state = "cancelled";
+    } else if (job.attempt() >= job.maxAttempts()) {
+      state = "discarded";
+    } else {
+      state = "retryable";
+      delay = config.backoff().delay(job.attempt()).toMillis();
+    }
+    if (state.equals("discarded") || log.isDebugEnabled()) {
+      log.info("worker on queue {}: {} failed and is {}: {}", config.queue(), job, state, t.toString());
+    }
+    return new Outcome(job.id(), job.attempt(), state, delay, t.getClass().getName(),
+        Stacks.trim(t.getMessage(), 2000), Stacks.trimmed(t));
+  }
+
+  private void wake() {
+    synchronized (monitor) {
+      claimNow = true;
+      monitor.notifyAll();
+    }
+  }
+
+  // ---------------------------------------------------------------- close
+
+  @Override
+  public void close() {
+    close(config.shutdownTimeout());
+  }
+
+  @Override
+  public boolean close(Duration timeout) {
+    closing = true;
+    wake();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    boolean allFinished = true;
+    synchronized (monitor) {
+      while (!running.isEmpty() && io.isAlive()) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          allFinished = false;
+          break;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(monitor, Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          allFinished = false;
+          break;
+        }
+      }
+    }
+    if (!allFinished) {
+      giveBack = true;
+      wake();
+    }
+    // the last outcomes and the release take a round trip or two, bounded by the network timeout
+    long bound = jobs.locks().config().lease().toMillis() + jobs.networkTimeout().toMillis() + 1000;
+    try {
+      io.join(bound);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (io.isAlive()) {
+      log.warn("worker on queue {} did not stop within {} ms; its connection is dropped", config.queue(), bound);
+      claims.close();
+    }
+    ExecutorService pool = handlers;
+    pool.shutdownNow();
+    return allFinished;
+  }
+
+  @Override
+  public String toString() {
+    return "JobWorker[" + config.queue() + ", " + config.claimMode() + ", " + running.size() + "/"
+        + config.concurrency() + " running]";
+  }
+}

@@ -1,0 +1,125 @@
+package io.pglock.queue.internal;
+
+/**
+ * The queue's statements on one schema. Every value is a bound parameter; the schema name, checked
+ * as an identifier by the core, is the only text put into them.
+ *
+ * <p>No statement joins {@code pg_locks}. Every lock function sits in a MATERIALIZED CTE whose rows
+ * are exactly the rows to lock (the planner cannot call it on rows it then throws away), and a
+ * candidate locked but not taken is unlocked in the same statement.
+ */
+final class JobSql {
+  final String enqueue;
+  final String existingUnique;
+  final String claimAdvisory;
+  final String claimLease;
+  final String completeAdvisory;
+  final String completeLease;
+  final String cancelCheck;
+  final String heartbeatLease;
+  final String rescueAdvisory;
+  final String rescueLease;
+  final String prune;
+
+  JobSql(String schema) {
+    String job = schema + ".job";
+    enqueue = "WITH ins AS ("
+        + " INSERT INTO " + job + " (queue, kind, payload, priority, run_at, max_attempts, unique_key, concurrency_key)"
+        + " SELECT r.queue, r.kind, r.payload::jsonb, r.priority::smallint,"
+        + "   coalesce(r.run_at::timestamptz, now() + r.delay_ms * interval '1 millisecond'), r.max_attempts,"
+        + "   r.unique_key, r.concurrency_key"
+        + " FROM unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[])"
+        + "   AS r(queue, kind, payload, priority, run_at, delay_ms, max_attempts, unique_key, concurrency_key)"
+        + " ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state IN ('available', 'running', 'retryable')"
+        + " DO NOTHING"
+        + " RETURNING id, unique_key, queue, run_at"
+        + "), note AS MATERIALIZED ("
+        // one notification per queue and statement, with the earliest run-at: a worker wakes at once for a
+        // due job, and sets a timer for a later one (rounded up: waking early would find nothing)
+        + " SELECT count(pg_notify(?, q.queue || ' ' || q.due)) AS n FROM ("
+        + "   SELECT queue, ceil(extract(epoch FROM min(run_at)) * 1000)::bigint AS due FROM ins GROUP BY queue) q"
+        + ") SELECT ins.id, ins.unique_key FROM note, ins ORDER BY ins.id";
+    existingUnique = "SELECT id, unique_key FROM " + job
+        + " WHERE unique_key = ANY (?::text[]) AND state IN ('available', 'running', 'retryable')";
+
+    String taken = " RETURNING j.id, j.kind, j.payload::text, j.attempt, j.max_attempts,"
+        + " j.cancel_requested_at IS NOT NULL, j.concurrency_key";
+    String candidates = "SELECT id FROM " + job
+        + " WHERE queue = ? AND state IN ('available', 'retryable') AND run_at <= now() AND kind = ANY (?::text[])"
+        + " ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+    // Advisory: the row lock (SKIP LOCKED) keeps workers off each other's candidates for the length of
+    // the statement; the session advisory lock taken here owns the job until its outcome is written.
+    // The UPDATE re-checks the state under both locks (the double-check), and whatever was locked but
+    // not taken is unlocked before the statement ends, only after the UPDATE has run to completion.
+    claimAdvisory = "WITH cand AS MATERIALIZED (" + candidates + ")"
+        + ", locked AS MATERIALIZED (SELECT id FROM cand WHERE pg_try_advisory_lock(? # id))"
+        + ", taken AS (UPDATE " + job + " j SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?,"
+        + "   started_at = now(), lease_until = NULL"
+        + "   FROM locked WHERE j.id = locked.id AND j.state IN ('available', 'retryable')" + taken + ")"
+        + ", freed AS MATERIALIZED (SELECT count(pg_advisory_unlock(? # l.id)) AS n FROM locked l"
+        + "   WHERE NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = l.id))"
+        + " SELECT t.* FROM freed LEFT JOIN taken t ON true";
+    claimLease = "WITH cand AS MATERIALIZED (" + candidates + ")"
+        + " UPDATE " + job + " j SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?,"
+        + "   started_at = now(), lease_until = now() + ? * interval '1 millisecond'"
+        + " FROM cand WHERE j.id = cand.id" + taken;
+
+    // The outcome of attempts, written only if the attempt is still this worker's. 'released' (a job
+    // given back at shutdown) makes the job available again without counting the attempt.
+    String outcome = "WITH c AS MATERIALIZED (SELECT * FROM unnest(?::bigint[], ?::int[], ?::text[], ?::bigint[],"
+        + "   ?::text[], ?::text[], ?::text[]) AS c(id, attempt, state, delay_ms, eclass, emsg, estack))"
+        + ", done AS (UPDATE " + job + " j SET"
+        + "   state = CASE WHEN c.state = 'released' THEN 'available' ELSE c.state END,"
+        + "   attempt = CASE WHEN c.state = 'released' THEN j.attempt - 1 ELSE j.attempt END,"
+        + "   run_at = CASE WHEN c.state = 'retryable' THEN now() + c.delay_ms * interval '1 millisecond'"
+        + "     WHEN c.state = 'released' THEN now() ELSE j.run_at END,"
+        + "   finished_at = CASE WHEN c.state IN ('succeeded', 'discarded', 'cancelled') THEN now() END,"
+        + "   errors = CASE WHEN c.eclass IS NULL THEN j.errors ELSE j.errors || jsonb_build_array(jsonb_build_object("
+        + "     'attempt', c.attempt, 'at', now(), 'node', j.node, 'class', c.eclass, 'message', c.emsg,"
+        + "     'stack', c.estack)) END,"
+        + "   owner = NULL, lease_until = NULL"
+        + "   FROM c WHERE j.id = c.id AND j.attempt = c.attempt AND j.owner = ? AND j.state = 'running'"
+        + "   RETURNING j.id)"
+        + ", n AS MATERIALIZED (SELECT count(*) AS updated FROM done)";
+    completeAdvisory = outcome
+        + " SELECT n.updated, count(*) FILTER (WHERE pg_advisory_unlock(? # c.id)) FROM n CROSS JOIN c GROUP BY n.updated";
+    completeLease = outcome + " SELECT n.updated, 0 FROM n";
+
+    cancelCheck = "SELECT id FROM " + job + " WHERE id = ANY (?::bigint[]) AND cancel_requested_at IS NOT NULL";
+    heartbeatLease = "UPDATE " + job + " SET lease_until = now() + ? * interval '1 millisecond'"
+        + " WHERE id = ANY (?::bigint[]) AND owner = ? AND state = 'running'"
+        + " RETURNING id, cancel_requested_at IS NOT NULL";
+
+    // A running job whose owner is gone goes back to available at once (or to discarded when it used
+    // its last attempt, or to cancelled when a cancel was asked), with the lost attempt recorded.
+    String lostLimit = "coalesce(j.max_attempts, (SELECT m.n FROM unnest(?::text[], ?::int[]) AS m(kind, n)"
+        + " WHERE m.kind = j.kind), ?)";
+    String back = " SET state = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled'"
+        + "   WHEN j.attempt >= " + lostLimit + " THEN 'discarded' ELSE 'available' END,"
+        + " finished_at = CASE WHEN j.cancel_requested_at IS NOT NULL OR j.attempt >= " + lostLimit
+        + "   THEN now() END,"
+        + " run_at = now(), owner = NULL, lease_until = NULL,"
+        + " errors = j.errors || jsonb_build_array(jsonb_build_object('attempt', j.attempt, 'at', now(), 'node', j.node,"
+        + "   'class', 'io.pglock.queue.WorkerLost', 'message', ? || ?, 'stack', NULL))";
+    rescueAdvisory = "WITH cand AS MATERIALIZED (SELECT id, attempt FROM " + job
+        + "   WHERE queue = ? AND state = 'running' AND owner IS DISTINCT FROM ? LIMIT 1000)"
+        + ", locked AS MATERIALIZED (SELECT id, attempt FROM cand WHERE pg_try_advisory_lock(? # id))"
+        + ", freed AS (UPDATE " + job + " j" + back
+        + "   FROM locked l WHERE j.id = l.id AND j.state = 'running' AND j.attempt = l.attempt RETURNING j.id)"
+        + ", n AS MATERIALIZED (SELECT count(*) AS freed FROM freed)"
+        + " SELECT n.freed, count(l.id) FILTER (WHERE pg_advisory_unlock(? # l.id))"
+        + " FROM n LEFT JOIN locked l ON true GROUP BY n.freed";
+    rescueLease = "WITH x AS MATERIALIZED (SELECT id FROM " + job
+        + "   WHERE queue = ? AND state = 'running' AND lease_until < now() LIMIT 1000 FOR UPDATE SKIP LOCKED)"
+        + " , freed AS (UPDATE " + job + " j" + back + " FROM x WHERE j.id = x.id RETURNING j.id)"
+        + " SELECT count(*), 0 FROM freed";
+
+    // Small batches, rows other sessions hold skipped: pruning never waits on or blocks a worker.
+    prune = "WITH x AS MATERIALIZED (SELECT id FROM " + job
+        + "   WHERE state IN ('succeeded', 'discarded', 'cancelled')"
+        + "   AND finished_at < now() - least(?, ?) * interval '1 millisecond'"
+        + "   AND (CASE WHEN state = 'discarded' THEN ? ELSE ? END) * interval '1 millisecond' < now() - finished_at"
+        + "   LIMIT ? FOR UPDATE SKIP LOCKED)"
+        + " DELETE FROM " + job + " j USING x WHERE j.id = x.id";
+  }
+}

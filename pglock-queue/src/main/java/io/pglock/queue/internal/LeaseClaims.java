@@ -1,0 +1,177 @@
+package io.pglock.queue.internal;
+
+import io.pglock.queue.WorkerConfig;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * The lease mode, for transaction-mode poolers: every round trip borrows a connection of the data
+ * source for one statement (no session state), and a running job is the worker's while its
+ * {@code lease_until} lies ahead; heartbeats push it on.
+ *
+ * <p>The worker counts its jobs as owned until the send time of its last successful heartbeat plus
+ * the lease, less a tenth: the server's clock starts the lease no earlier than that send time.
+ */
+final class LeaseClaims extends StatementClaims {
+  private static final String EXPIRED = "the job's lease ran out (its worker stopped heartbeating); found by ";
+
+  private final DataSource dataSource;
+  private final int networkTimeoutMillis;
+  private final long leaseMillis;
+  private final long validNanos;
+  private final long owner;
+  private volatile long renewedAt;
+  private volatile boolean anyOwned;
+
+  LeaseClaims(DefaultJobQueue jobs, WorkerConfig config) {
+    super(jobs, config);
+    this.dataSource = jobs.dataSource();
+    this.networkTimeoutMillis = (int) jobs.networkTimeout().toMillis();
+    this.leaseMillis = config.lease().toMillis();
+    this.validNanos = config.lease().toNanos() - config.lease().toNanos() / 10;
+    this.owner = UUID.randomUUID().getMostSignificantBits() | 1;
+  }
+
+  @FunctionalInterface
+  private interface Call<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  private <T> T call(Call<T> call) throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      int timeout = c.getNetworkTimeout();
+      c.setNetworkTimeout(Runnable::run, networkTimeoutMillis);
+      try {
+        T result = call.run(c);
+        if (!c.getAutoCommit()) {
+          c.commit();
+        }
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        if (!c.getAutoCommit()) {
+          c.rollback();
+        }
+        throw e;
+      } finally {
+        c.setNetworkTimeout(Runnable::run, timeout); // a pooled connection goes back as it came
+      }
+    }
+  }
+
+  @Override
+  public void open() {}
+
+  @Override
+  public boolean ownershipValid() {
+    return !anyOwned || System.nanoTime() - renewedAt < validNanos;
+  }
+
+  @Override
+  public long untilHeartbeatNanos(boolean anyRunning) {
+    if (!anyRunning) {
+      return Long.MAX_VALUE;
+    }
+    return Math.max(0, renewedAt + config.lease().toNanos() / 3 - System.nanoTime());
+  }
+
+  @Override
+  public List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit) throws SQLException {
+    long sent = System.nanoTime();
+    List<Claimed> claimed = call(c -> {
+      if (!outcomes.isEmpty()) {
+        try (PreparedStatement ps = c.prepareStatement(sql.completeLease)) {
+          bindOutcomes(c, ps, 1, outcomes, owner);
+          ps.executeQuery().close();
+        }
+      }
+      if (limit == 0) {
+        return List.of();
+      }
+      try (PreparedStatement ps = c.prepareStatement(sql.claimLease)) {
+        int i = bindCandidates(c, ps, 1, limit);
+        ps.setLong(i++, owner);
+        ps.setString(i++, node);
+        ps.setLong(i, leaseMillis);
+        try (ResultSet rs = ps.executeQuery()) {
+          return readClaimed(rs);
+        }
+      }
+    });
+    if (!claimed.isEmpty() && !anyOwned) {
+      renewedAt = sent; // the first lease of a worker that owned nothing
+      anyOwned = true;
+    }
+    return claimed;
+  }
+
+  @Override
+  public Heartbeat heartbeat(Collection<Long> running) throws SQLException {
+    if (running.isEmpty()) {
+      anyOwned = false;
+      return new Heartbeat(List.of(), List.of());
+    }
+    long sent = System.nanoTime();
+    Set<Long> kept = new HashSet<>();
+    List<Long> cancelled = new ArrayList<>();
+    call(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql.heartbeatLease)) {
+        ps.setLong(1, leaseMillis);
+        ps.setArray(2, c.createArrayOf("int8", ids(running)));
+        ps.setLong(3, owner);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            kept.add(rs.getLong(1));
+            if (rs.getBoolean(2)) {
+              cancelled.add(rs.getLong(1));
+            }
+          }
+        }
+      }
+      return null;
+    });
+    renewedAt = sent;
+    anyOwned = true;
+    List<Long> lost = new ArrayList<>();
+    for (Long id : running) {
+      if (!kept.contains(id)) {
+        lost.add(id);
+      }
+    }
+    return new Heartbeat(cancelled, lost);
+  }
+
+  @Override
+  public int rescue() throws SQLException {
+    return call(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql.rescueLease)) {
+        ps.setString(1, config.queue());
+        bindBack(c, ps, 2, EXPIRED);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? rs.getInt(1) : 0;
+        }
+      }
+    });
+  }
+
+  @Override
+  public int prune(int batch) throws SQLException {
+    return call(c -> prune(c, batch));
+  }
+
+  @Override
+  public boolean connectionLost(SQLException e) {
+    return false; // nothing lives on a connection in this mode
+  }
+
+  @Override
+  public void close() {}
+}

@@ -1,0 +1,20 @@
+package io.pglock.queue.internal;
+
+/**
+ * The outcome of one attempt, waiting to be written with the next round trip.
+ *
+ * @param id the job
+ * @param attempt the attempt's number: the write happens only if the row is still at it
+ * @param state succeeded, retryable, discarded, cancelled, or released (given back at shutdown)
+ * @param delayMillis the wait before the next attempt (retryable only)
+ * @param errorClass the failure's class, or null
+ * @param errorMessage the failure's message, or null
+ * @param errorStack the failure's trimmed stack, or null
+ */
+record Outcome(long id, int attempt, String state, long delayMillis, String errorClass, String errorMessage,
+    String errorStack) {
+
+  static Outcome of(long id, int attempt, String state) {
+    return new Outcome(id, attempt, state, 0, null, null, null);
+  }
+}

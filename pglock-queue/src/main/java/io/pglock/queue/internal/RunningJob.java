@@ -1,0 +1,108 @@
+package io.pglock.queue.internal;
+
+import io.pglock.queue.JobContext;
+
+/** One attempt being run by a handler thread: the {@link JobContext} its handler sees. */
+final class RunningJob implements JobContext {
+  private final long id;
+  private final String queue;
+  private final String kind;
+  private final int attempt;
+  private final int maxAttempts;
+  private final String payloadJson;
+  private volatile boolean cancelled;
+  private volatile boolean owned = true;
+  /** The handler's thread while it runs, to interrupt it; null before and after. */
+  private volatile Thread thread;
+
+  RunningJob(long id, String queue, String kind, int attempt, int maxAttempts, String payloadJson, boolean cancelled) {
+    this.id = id;
+    this.queue = queue;
+    this.kind = kind;
+    this.attempt = attempt;
+    this.maxAttempts = maxAttempts;
+    this.payloadJson = payloadJson;
+    this.cancelled = cancelled;
+  }
+
+  @Override
+  public long id() {
+    return id;
+  }
+
+  @Override
+  public String queue() {
+    return queue;
+  }
+
+  @Override
+  public String kind() {
+    return kind;
+  }
+
+  @Override
+  public int attempt() {
+    return attempt;
+  }
+
+  @Override
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  @Override
+  public String payloadJson() {
+    return payloadJson;
+  }
+
+  @Override
+  public boolean isCancelled() {
+    return cancelled;
+  }
+
+  @Override
+  public boolean isOwned() {
+    return owned;
+  }
+
+  synchronized void running(Thread t) {
+    thread = t;
+    if (!owned || cancelled) {
+      t.interrupt(); // told before it started
+    }
+  }
+
+  /** Synchronized with {@link #interrupt()}: after this, no interrupt of this job reaches the thread. */
+  synchronized void done() {
+    thread = null;
+    Thread.interrupted(); // the pool's thread must not carry our interrupt into its next job
+  }
+
+  /** An operator asked to cancel: the handler is told and interrupted. */
+  void cancel() {
+    if (!cancelled) {
+      cancelled = true;
+      interrupt();
+    }
+  }
+
+  /** The worker no longer owns the job: the handler is told and interrupted; its outcome will be dropped. */
+  void lose() {
+    if (owned) {
+      owned = false;
+      interrupt();
+    }
+  }
+
+  private synchronized void interrupt() {
+    Thread t = thread;
+    if (t != null) {
+      t.interrupt();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "job " + id + " (" + kind + ", attempt " + attempt + "/" + maxAttempts + ")";
+  }
+}

@@ -1,0 +1,116 @@
+package io.pglock.queue.internal;
+
+import io.pglock.queue.WorkerConfig;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+
+/** What both claiming modes share: the parameters of the statements, and reading what they return. */
+abstract class StatementClaims implements Claims {
+  final JobSql sql;
+  final WorkerConfig config;
+  final String node;
+  final long keyBase;
+  final String[] kinds;
+  private final String[] limitKinds;
+  private final Integer[] limitValues;
+
+  StatementClaims(DefaultJobQueue jobs, WorkerConfig config) {
+    this.sql = jobs.sql();
+    this.config = config;
+    this.node = jobs.locks().config().nodeName();
+    this.keyBase = jobs.keyBase();
+    this.kinds = config.handlers().keySet().toArray(new String[0]);
+    Map<String, Integer> limits = config.maxAttempts();
+    this.limitKinds = limits.keySet().toArray(new String[0]);
+    this.limitValues = limits.values().toArray(new Integer[0]);
+  }
+
+  /** Binds the outcome arrays and the owner, from index i. @return the next index */
+  static int bindOutcomes(Connection c, PreparedStatement ps, int i, List<Outcome> outcomes, long owner)
+      throws SQLException {
+    int n = outcomes.size();
+    Long[] id = new Long[n];
+    Integer[] attempt = new Integer[n];
+    String[] state = new String[n];
+    Long[] delay = new Long[n];
+    String[] eclass = new String[n];
+    String[] emsg = new String[n];
+    String[] estack = new String[n];
+    for (int k = 0; k < n; k++) {
+      Outcome o = outcomes.get(k);
+      id[k] = o.id();
+      attempt[k] = o.attempt();
+      state[k] = o.state();
+      delay[k] = o.delayMillis();
+      eclass[k] = o.errorClass();
+      emsg[k] = o.errorMessage();
+      estack[k] = o.errorStack();
+    }
+    ps.setArray(i++, c.createArrayOf("int8", id));
+    ps.setArray(i++, c.createArrayOf("int4", attempt));
+    ps.setArray(i++, c.createArrayOf("text", state));
+    ps.setArray(i++, c.createArrayOf("int8", delay));
+    ps.setArray(i++, c.createArrayOf("text", eclass));
+    ps.setArray(i++, c.createArrayOf("text", emsg));
+    ps.setArray(i++, c.createArrayOf("text", estack));
+    ps.setLong(i++, owner);
+    return i;
+  }
+
+  /** Binds the candidate selection's parameters (queue, kinds, limit) from index i. @return the next index */
+  int bindCandidates(Connection c, PreparedStatement ps, int i, int limit) throws SQLException {
+    ps.setString(i++, config.queue());
+    ps.setArray(i++, c.createArrayOf("text", kinds));
+    ps.setInt(i++, limit);
+    return i;
+  }
+
+  /** Binds the "back to available" part of a rescue (the max attempts per kind, twice; the message). */
+  int bindBack(Connection c, PreparedStatement ps, int i, String message) throws SQLException {
+    for (int twice = 0; twice < 2; twice++) {
+      ps.setArray(i++, c.createArrayOf("text", limitKinds));
+      ps.setArray(i++, c.createArrayOf("int4", limitValues));
+      ps.setInt(i++, config.defaultMaxAttempts());
+    }
+    ps.setString(i++, message);
+    ps.setString(i++, node);
+    return i;
+  }
+
+  static List<Claimed> readClaimed(ResultSet rs) throws SQLException {
+    List<Claimed> claimed = new ArrayList<>();
+    while (rs.next()) {
+      long id = rs.getLong(1);
+      if (rs.wasNull()) {
+        continue; // the advisory claim's one row when nothing was taken
+      }
+      int max = rs.getInt(5);
+      Integer maxAttempts = rs.wasNull() ? null : max;
+      claimed.add(new Claimed(id, rs.getString(2), rs.getString(3), rs.getInt(4), maxAttempts, rs.getBoolean(6)));
+    }
+    return claimed;
+  }
+
+  int prune(Connection c, int batch) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.prune)) {
+      long kept = config.retention().toMillis();
+      long discarded = config.discardedRetention().toMillis();
+      ps.setLong(1, kept);
+      ps.setLong(2, discarded);
+      ps.setLong(3, discarded);
+      ps.setLong(4, kept);
+      ps.setInt(5, batch);
+      return ps.executeUpdate();
+    }
+  }
+
+  static Long[] ids(Collection<Long> ids) {
+    return ids.toArray(new Long[0]);
+  }
+}
