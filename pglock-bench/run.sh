@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Runs the pglock benchmarks (B1..B9) and prints baseline, pglock, ratio, goal and PASS/MISS.
+# Runs the pglock benchmarks (B1..B10) and prints baseline, pglock, ratio, goal and PASS/MISS.
 #   pglock-bench/run.sh [--url jdbc:postgresql://127.0.0.1:5432/test] [--only B1,B3] [--seconds 1] [--rounds 10]
-#                        [--trials 20] [--idle-seconds 10] [--b9-seconds 180]
+#                        [--trials 20] [--idle-seconds 10] [--b9-seconds 180] [--b10-jobs 100000] [--b10-workers 8]
 # Builds the runnable jar first if it is missing or older than any source or pom. For B8 (leader
 # failover against Curator on ZooKeeper), installs the Debian package zookeeper if it is missing and
 # this is root; without it B8's Curator rows say "not run". B9 runs a PostgreSQL server of its own
 # from the system's binaries (/usr/lib/postgresql/*/bin, or PGLOCK_PG_BIN), as the OS user postgres
-# when run as root.
+# when run as root. B10 (queue burn-down against db-scheduler and JobRunr) uses the --url database, in
+# schemas of its own (b10_dbscheduler, b10_jobrunr) that it drops afterwards; a quick run:
+# --only B10 --b10-jobs 5000.
 # JAVA_OPTS is passed to the JVM.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
