@@ -68,6 +68,7 @@ final class QueueFixture implements AutoCloseable {
     for (int i = open.size() - 1; i >= 0; i--) {
       open.get(i).close();
     }
+    open.clear();
     try (Connection c = TestDatabase.get().connect();
         PreparedStatement ps = c.prepareStatement("DELETE FROM pglock.job WHERE queue = ?")) {
       ps.setString(1, queue);
