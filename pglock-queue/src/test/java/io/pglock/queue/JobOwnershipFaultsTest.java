@@ -183,7 +183,7 @@ class JobOwnershipFaultsTest {
       JobQueue jobsB = f.closeLater(JobQueue.builder(locksB).build());
       Map<Long, Integer> ranOnB = new ConcurrentHashMap<>();
       f.closeLater(worker(jobsB).handler("work", Object.class, (p, job) -> ranOnB.put(job.id(), job.attempt()))
-          .start());
+          .handler("sentinel", Object.class, (p, job) -> ranOnB.put(job.id(), job.attempt())).start());
       // B's rescue read the job as running and now waits in the hook, before taking its lock
       Await.until("B's rescue waits at the gate", WAIT, () -> waitsOnGate(gate));
       finishA.countDown();
@@ -194,8 +194,9 @@ class JobOwnershipFaultsTest {
       // B's rescue now finds the lock free: the re-check must see the job succeeded. A job enqueued
       // now runs on B only after that rescue's statement (B's I/O thread does one thing at a time),
       // and the stale job, were it freed, would come first (older run-at).
-      long sentinel = jobsB.enqueue(f.job("work", null)).id();
+      long sentinel = jobsB.enqueue(f.job("sentinel", null)).id(); // a kind only B runs
       Await.until("B ran the sentinel", WAIT, () -> ranOnB.containsKey(sentinel));
+      Await.until("nothing left to run", WAIT, () -> f.count("state IN ('available', 'running', 'retryable')") == 0);
       assertThat(ranOnB).doesNotContainKey(id);
     }
     Job job = jobsA.admin().job(id).orElseThrow();
