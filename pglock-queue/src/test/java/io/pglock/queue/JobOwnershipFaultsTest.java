@@ -155,6 +155,17 @@ class JobOwnershipFaultsTest {
           + "   RETURN pg_catalog.pg_try_advisory_lock(k);"
           + " END $$");
     }
+    try {
+      staleCandidate(gate, hook);
+    } finally {
+      f.close(); // the hooked sessions end before their schema goes
+      try (Connection admin = TestDatabase.get().connect(); Statement s = admin.createStatement()) {
+        s.execute("DROP SCHEMA " + hook + " CASCADE");
+      }
+    }
+  }
+
+  private void staleCandidate(long gate, String hook) throws Exception {
     JobQueue jobsA = f.jobs("a-" + f.queue);
     CountDownLatch startedOnA = new CountDownLatch(1);
     CountDownLatch finishA = new CountDownLatch(1);
@@ -204,10 +215,6 @@ class JobOwnershipFaultsTest {
     assertThat(job.attempt()).isEqualTo(1);
     assertThat(job.errors()).as("never taken for a lost job").isEmpty();
     assertThat(runs.get()).isEqualTo(1);
-    f.close(); // the hooked sessions end before their schema goes
-    try (Connection admin = TestDatabase.get().connect(); Statement s = admin.createStatement()) {
-      s.execute("DROP SCHEMA " + hook + " CASCADE");
-    }
   }
 
   private static boolean waitsOnGate(long gate) {
