@@ -341,7 +341,10 @@ final class DefaultJobWorker implements JobWorker {
     WorkerConfig.Registration<?> registration = config.handlers().get(c.kind());
     int max = c.maxAttempts() != null ? c.maxAttempts() : config.maxAttemptsOf(c.kind());
     RunningJob job = new RunningJob(c.id(), config.queue(), c.kind(), c.attempt(), max, c.payloadJson(), c.cancelled());
-    running.put(c.id(), job);
+    RunningJob earlier = running.put(c.id(), job);
+    if (earlier != null) {
+      earlier.lose(); // claimed again, so the earlier attempt (still in its handler) is not ours any more
+    }
     handlers.execute(() -> execute(job, registration));
   }
 
@@ -360,12 +363,12 @@ final class DefaultJobWorker implements JobWorker {
     if (!job.isOwned()) {
       // another worker may run it now (or will, at the shutdown deadline): this outcome is stale
       log.debug("worker on queue {}: {} finished after it was no longer owned; outcome dropped", config.queue(), job);
-      running.remove(job.id());
+      running.remove(job.id(), job);
       wake();
       return;
     }
     outcomes.add(outcome);
-    running.remove(job.id());
+    running.remove(job.id(), job);
     wake();
   }
 
