@@ -19,6 +19,11 @@ final class ExitCodes {
   static final int NO_MEMBERS = 1;
   /** {@code pglock tasks}: no task is registered in the namespace, or not the one named. */
   static final int NO_TASK = 1;
+  /**
+   * {@code pglock jobs}: no jobs (in the queue named), no such job, or the action asked does not apply
+   * to the job's state (the line printed says which state it is in and what applies instead).
+   */
+  static final int NO_JOB = 1;
   /** Bad options: picocli's usage error code, kept so that it means the same here. */
   static final int USAGE = 2;
   /**

@@ -4,7 +4,9 @@ import io.pglock.LockSessionException;
 import io.pglock.MissingPrivilegeException;
 import io.pglock.PgLockException;
 import io.pglock.SchemaMissingException;
+import io.pglock.queue.JobQueueException;
 import java.io.PrintWriter;
+import java.sql.SQLException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -24,7 +26,8 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = PglockCommand.Version.class,
     description = "Distributed locks on PostgreSQL advisory locks.",
-    subcommands = {RunCommand.class, LocksCommand.class, LeaderCommand.class, MembersCommand.class, TasksCommand.class, HistoryCommand.class, KeyCommand.class, DemoCommand.class,
+    subcommands = {RunCommand.class, LocksCommand.class, LeaderCommand.class, MembersCommand.class, TasksCommand.class, JobsCommand.class,
+        HistoryCommand.class, KeyCommand.class, DemoCommand.class,
         CommandLine.HelpCommand.class})
 public final class PglockCommand implements Runnable {
 
@@ -71,13 +74,15 @@ public final class PglockCommand implements Runnable {
 
   private static int handleError(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
     PrintWriter err = cl.getErr();
-    if (e instanceof PgLockException || e instanceof DemoDatabase.UnreachableException) {
-      err.println("pglock " + cl.getCommandName() + ": " + e.getMessage());
+    // "pglock tasks trigger", "pglock jobs retry": the whole command, as handleBadOptions names it
+    String command = cl.getCommandSpec().qualifiedName();
+    if (e instanceof PgLockException || e instanceof JobQueueException || e instanceof DemoDatabase.UnreachableException) {
+      err.println(command + ": " + e.getMessage());
       for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
         err.println("  caused by: " + c);
       }
     } else {
-      err.println("pglock " + cl.getCommandName() + " failed:");
+      err.println(command + " failed:");
       e.printStackTrace(err);
     }
     err.flush();
@@ -91,9 +96,29 @@ public final class PglockCommand implements Runnable {
     if (e instanceof MissingPrivilegeException) {
       return ExitCodes.MISSING_PRIVILEGE;
     }
+    if (e instanceof JobQueueException) {
+      // JobAdmin wraps every database error alike (TaskAdmin tells them apart): its SQLSTATE says which
+      String state = sqlState(e);
+      if ("42501".equals(state)) {
+        return ExitCodes.MISSING_PRIVILEGE;
+      }
+      // 08 connection exception, 28 login refused, 3D no such database
+      boolean unreachable = state != null && (state.startsWith("08") || state.startsWith("28") || state.startsWith("3D"));
+      return unreachable ? ExitCodes.UNREACHABLE : ExitCodes.CHECK_FAILED;
+    }
     // A lock session that cannot reach the server mid-run is the same trouble as at the start.
     boolean unreachable = e instanceof DemoDatabase.UnreachableException || e instanceof LockSessionException;
     return unreachable ? ExitCodes.UNREACHABLE : ExitCodes.CHECK_FAILED;
+  }
+
+  /** {@return the SQLSTATE of the first SQLException among the error and its causes, or null} */
+  static String sqlState(Throwable e) {
+    for (Throwable c = e; c != null && c != c.getCause(); c = c.getCause()) {
+      if (c instanceof SQLException s && s.getSQLState() != null) {
+        return s.getSQLState();
+      }
+    }
+    return null;
   }
 
   /** The version from the jar's manifest, or "development" when run from classes. */
