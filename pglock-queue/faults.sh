@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The long version of JobFleetProcessTest: worker JVMs killed with SIGKILL at random and one server
+# restart while N jobs run (default 10,000, the issue's figure); every job must succeed with one
+# effect, none lost, no two attempts of a job at the same time. Runs on a PostgreSQL server of its
+# own (needs the system's PostgreSQL binaries). Usage: pglock-queue/faults.sh [--jobs N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=10000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --jobs) jobs="$2"; shift 2 ;;
+    *) echo "usage: $0 [--jobs N]" >&2; exit 2 ;;
+  esac
+done
+./mvnw -B -q -pl pglock-queue -am verify -Dtest=JobFleetProcessTest -Dsurefire.failIfNoSpecifiedTests=false \
+  -Dmaven.javadoc.skip=true -Dpglock.fleet.jobs="$jobs"
+grep -h "fleet:" pglock-queue/target/surefire-reports/io.pglock.queue.JobFleetProcessTest-output.txt

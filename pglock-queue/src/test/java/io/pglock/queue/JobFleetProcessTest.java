@@ -1,0 +1,273 @@
+package io.pglock.queue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.pglock.PgLockSchema;
+import io.pglock.PgLocks;
+import io.pglock.testing.Await;
+import io.pglock.testing.PrivateServer;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Worker JVMs ({@link JobWorkerProcess}) work a queue of jobs on a server of the test's own while
+ * the test kills some of them with SIGKILL at random and restarts the server once. At the end every
+ * job has succeeded and has exactly one effect (idempotency record), no job is lost, and no two
+ * attempts of a job ran at the same time while both their workers were connected: an attempt that
+ * ended is followed only by attempts that started after its end, and an attempt that never ended
+ * (its JVM killed, or its connection lost in the restart) only by attempts that started after that
+ * kill or restart.
+ *
+ * <p>{@code -Dpglock.fleet.jobs} (default 2,000) sets the number of jobs; the issue's figure is
+ * 10,000 ({@code queue-faults.sh}).
+ */
+class JobFleetProcessTest {
+  private static final int WORKERS = 4;
+  private static final int CONCURRENCY = 4;
+
+  @Test
+  void sigkillAndAServerRestart_everyJobSucceedsOnce_noneConcurrent_noneLost() throws Exception {
+    int jobCount = Integer.getInteger("pglock.fleet.jobs", 2_000);
+    PrivateServer server;
+    try {
+      server = PrivateServer.start("max_connections=100");
+    } catch (PrivateServer.Unavailable e) {
+      assumeTrue(false, "no private PostgreSQL server here: " + e.getMessage());
+      return;
+    }
+    List<Process> all = new CopyOnWriteArrayList<>();
+    try (server) {
+      DataSource ds = server.dataSource("pglock-fleet-test");
+      PgLockSchema.migrate(ds, PgLockSchema.DEFAULT_SCHEMA);
+      try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE fleet_effect (job_id bigint PRIMARY KEY, node text, at timestamptz DEFAULT clock_timestamp())");
+        s.execute("CREATE TABLE fleet_run (id bigserial PRIMARY KEY, job_id bigint, attempt int, node text,"
+            + " started_at timestamptz, ended_at timestamptz, effect_written boolean)");
+        // from "at" (just before the SIGKILL or the stop) to "until" (after the process exited or the
+        // server is back); node null: everybody (the restart)
+        s.execute("CREATE TABLE fleet_outage (id serial, node text, at timestamptz, until timestamptz)");
+      }
+      try (PgLocks locks = PgLocks.builder(ds).namespace("fleet").nodeName("enqueuer").build();
+          JobQueue jobs = JobQueue.builder(locks).build()) {
+        List<JobRequest> batch = new ArrayList<>();
+        for (int i = 0; i < jobCount; i++) {
+          batch.add(JobRequest.of("work", new JobWorkerProcess.Work(i)).queue("fleet"));
+          if (batch.size() == 1000 || i == jobCount - 1) {
+            jobs.enqueueAll(batch);
+            batch.clear();
+          }
+        }
+      }
+      Random random = new Random();
+      Map<Process, String> live = new HashMap<>();
+      int started = 0;
+      for (; started < WORKERS; started++) {
+        Process p = startWorker(server.jdbcUrl(), "w" + started);
+        live.put(p, "w" + started);
+        all.add(p);
+      }
+      int kills = 0;
+      boolean restarted = false;
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+      while (succeeded(ds) < jobCount) {
+        assertThat(System.nanoTime() - deadline).as("all jobs done within 10 minutes").isNegative();
+        Thread.sleep(300 + random.nextInt(500)); // the pace of the faults, not a synchronisation
+        long done = succeeded(ds);
+        if (!restarted && done > jobCount * 2 / 5) {
+          int outage = recordOutage(ds, null);
+          server.stopImmediate();
+          server.startServer();
+          outageOver(ds, outage);
+          restarted = true;
+          System.out.println("fleet: server restarted at " + done + " succeeded");
+          continue;
+        }
+        if (done < jobCount * 9 / 10) {
+          Process victim = new ArrayList<>(live.keySet()).get(random.nextInt(live.size()));
+          String node = live.remove(victim);
+          int outage = recordOutage(ds, node);
+          victim.destroyForcibly(); // SIGKILL
+          victim.waitFor(30, TimeUnit.SECONDS);
+          outageOver(ds, outage);
+          kills++;
+          String name = "w" + started++;
+          Process p = startWorker(server.jdbcUrl(), name);
+          live.put(p, name);
+          all.add(p);
+        }
+      }
+      assertThat(restarted).as("the server was restarted once").isTrue();
+      Await.until("every job succeeded", Duration.ofMinutes(2), () -> succeeded(ds) == jobCount);
+      check(ds, jobCount, kills);
+    } finally {
+      for (Process p : all) {
+        p.destroyForcibly();
+      }
+    }
+  }
+
+  private static Process startWorker(String url, String node) throws Exception {
+    String cp = System.getProperty("surefire.test.class.path");
+    if (cp == null || cp.isBlank()) {
+      cp = System.getProperty("java.class.path");
+    }
+    ProcessBuilder pb = new ProcessBuilder(System.getProperty("java.home") + File.separator + "bin" + File.separator
+        + "java", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", cp,
+        JobWorkerProcess.class.getName(), url, node, "fleet", Integer.toString(CONCURRENCY));
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    Thread pump = new Thread(() -> {
+      try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        for (String line; (line = r.readLine()) != null; ) {
+          if (line.contains("ERROR") || line.startsWith("Exception")) {
+            System.out.println(node + ": " + line);
+          }
+        }
+      } catch (java.io.IOException e) {
+        // the process ended
+      }
+    }, "pump-" + node);
+    pump.setDaemon(true);
+    pump.start();
+    return p;
+  }
+
+  private static int recordOutage(DataSource ds, String node) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("INSERT INTO fleet_outage (node, at) VALUES (?, clock_timestamp())"
+            + " RETURNING id")) {
+      ps.setString(1, node);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  private static void outageOver(DataSource ds, int id) throws Exception {
+    Await.until("the server answers", Duration.ofSeconds(60), () -> succeeded(ds) >= 0);
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("UPDATE fleet_outage SET until = clock_timestamp() WHERE id = ?")) {
+      ps.setInt(1, id);
+      ps.execute();
+    }
+  }
+
+  private static long succeeded(DataSource ds) {
+    for (int i = 0; ; i++) {
+      try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT count(*) FROM pglock.job WHERE queue = 'fleet' AND state = 'succeeded'")) {
+        rs.next();
+        return rs.getLong(1);
+      } catch (java.sql.SQLException e) {
+        if (i >= 50) {
+          throw new IllegalStateException(e);
+        }
+        try {
+          Thread.sleep(200); // the server is restarting: retry the read
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException(ie);
+        }
+      }
+    }
+  }
+
+  private record Run(long job, int attempt, String node, Instant start, Instant end) {}
+
+  private static void check(DataSource ds, int jobCount, int kills) throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      try (ResultSet rs = s.executeQuery("SELECT count(*), count(DISTINCT job_id) FROM fleet_effect")) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("one effect per job").isEqualTo(jobCount);
+      }
+      try (ResultSet rs = s.executeQuery("SELECT state, count(*) FROM pglock.job WHERE queue = 'fleet' GROUP BY state")) {
+        Map<String, Long> states = new HashMap<>();
+        while (rs.next()) {
+          states.put(rs.getString(1), rs.getLong(2));
+        }
+        assertThat(states).as("every job succeeded, none lost").isEqualTo(Map.of("succeeded", (long) jobCount));
+      }
+      List<Outage> outages = new ArrayList<>();
+      try (ResultSet rs = s.executeQuery("SELECT node, at, until FROM fleet_outage")) {
+        while (rs.next()) {
+          outages.add(new Outage(rs.getString(1), rs.getTimestamp(2).toInstant(), rs.getTimestamp(3).toInstant()));
+        }
+      }
+      Map<Long, List<Run>> runs = new HashMap<>();
+      try (ResultSet rs = s.executeQuery("SELECT job_id, attempt, node, started_at, ended_at FROM fleet_run"
+          + " ORDER BY job_id, started_at")) {
+        while (rs.next()) {
+          Timestamp end = rs.getTimestamp(5);
+          runs.computeIfAbsent(rs.getLong(1), k -> new ArrayList<>()).add(new Run(rs.getLong(1), rs.getInt(2),
+              rs.getString(3), rs.getTimestamp(4).toInstant(), end == null ? null : end.toInstant()));
+        }
+      }
+      int overlaps = 0;
+      int rerunAfterEffect = 0;
+      int interrupted = 0;
+      List<String> examples = new ArrayList<>();
+      for (List<Run> list : runs.values()) {
+        for (int i = 1; i < list.size(); i++) {
+          Run before = list.get(i - 1);
+          Run after = list.get(i);
+          Instant freeFrom;
+          if (before.end() != null) {
+            freeFrom = before.end();
+            rerunAfterEffect++;
+          } else {
+            interrupted++;
+            freeFrom = outageAfter(before, outages);
+          }
+          if (freeFrom == null || after.start().isBefore(freeFrom)) {
+            overlaps++;
+            if (examples.size() < 5) {
+              examples.add(before + " then " + after + " (free from " + freeFrom + ")");
+            }
+          }
+        }
+      }
+      System.out.println("fleet: " + jobCount + " jobs, " + kills + " SIGKILLs, 1 server restart; attempts: "
+          + runs.values().stream().mapToInt(List::size).sum() + "; run again after an ended attempt: "
+          + rerunAfterEffect + ", after an interrupted one: " + interrupted + "; overlaps: " + overlaps);
+      assertThat(overlaps).as("attempts of one job at the same time: " + examples).isZero();
+    }
+  }
+
+  /** A kill (node) or the restart (node null), from just before it to when it was over. */
+  private record Outage(String node, Instant at, Instant until) {}
+
+  /**
+   * When the attempt's worker was last surely connected: the start of the first outage of its node
+   * (or of everybody) that was not over before the attempt started; null if none.
+   */
+  private static Instant outageAfter(Run run, List<Outage> outages) {
+    Instant first = null;
+    for (Outage o : outages) {
+      boolean hits = o.node() == null || o.node().equals(run.node());
+      if (hits && o.until().isAfter(run.start()) && (first == null || o.at().isBefore(first))) {
+        first = o.at();
+      }
+    }
+    return first;
+  }
+}
