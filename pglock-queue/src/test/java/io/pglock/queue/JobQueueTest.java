@@ -227,6 +227,40 @@ class JobQueueTest {
   }
 
   @Test
+  void concurrencyPerKey_atMostNRunningJobsPerKey_acrossWorkers() throws Exception {
+    JobQueue jobsA = f.jobs("a-" + f.queue);
+    JobQueue jobsB = f.jobs("b-" + f.queue);
+    Map<String, AtomicInteger> now = new ConcurrentHashMap<>();
+    Map<String, AtomicInteger> most = new ConcurrentHashMap<>();
+    AtomicInteger done = new AtomicInteger();
+    JobHandler<Note> handler = (note, job) -> {
+      String key = note.text();
+      int n = now.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+      most.computeIfAbsent(key, k -> new AtomicInteger()).accumulateAndGet(n, Math::max);
+      Thread.sleep(40); // simulated work, long enough for the jobs of a key to meet
+      now.get(key).decrementAndGet();
+      done.incrementAndGet();
+    };
+    List<JobRequest> requests = new ArrayList<>();
+    for (int i = 0; i < 24; i++) {
+      requests.add(f.job("keyed", new Note("customer-a")).concurrencyKey("customer-a-" + f.queue));
+      if (i % 2 == 0) {
+        requests.add(f.job("keyed", new Note("customer-b")).concurrencyKey("customer-b-" + f.queue));
+        requests.add(f.job("keyed", new Note("none")));
+      }
+    }
+    jobsA.enqueueAll(requests);
+    for (JobQueue jobs : List.of(jobsA, jobsB)) {
+      f.closeLater(worker(jobs).concurrency(6).concurrencyPerKey(2).handler("keyed", Note.class, handler).start());
+    }
+    Await.until("all ran", WAIT, () -> done.get() == requests.size());
+    Await.until("all succeeded", WAIT, () -> f.count("state = 'succeeded'") == requests.size());
+    assertThat(most.get("customer-a").get()).as("customer a, limit 2").isEqualTo(2);
+    assertThat(most.get("customer-b").get()).as("customer b, limit 2").isLessThanOrEqualTo(2);
+    assertThat(most.get("none").get()).as("jobs without a key are not limited").isGreaterThan(2);
+  }
+
+  @Test
   void badInput_clearErrors() {
     JobQueue jobs = f.jobs("n1");
     assertThatThrownBy(() -> JobRequest.of("", null)).isInstanceOf(IllegalArgumentException.class)

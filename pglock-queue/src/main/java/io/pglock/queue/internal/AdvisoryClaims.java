@@ -23,12 +23,16 @@ final class AdvisoryClaims extends StatementClaims {
   private static final String LOST = "the worker's connection ended while the job ran; found free by ";
 
   private final DefaultJobQueue jobs;
+  private final boolean keyed;
+  private final long slotBase;
   private LeasedSession session;
   private long owner;
 
   AdvisoryClaims(DefaultJobQueue jobs, WorkerConfig config) {
     super(jobs, config);
     this.jobs = jobs;
+    this.keyed = config.concurrencyPerKey() > 0;
+    this.slotBase = DefaultJobQueue.slotBase(jobs.locks().config().schema());
   }
 
   @Override
@@ -55,15 +59,17 @@ final class AdvisoryClaims extends StatementClaims {
   }
 
   @Override
-  public List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit) throws SQLException {
+  public List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit, Collection<Long> heldSlots)
+      throws SQLException {
+    String claim = keyed ? sql.claimAdvisoryKeyed : sql.claimAdvisory;
     return session.call(c -> {
       if (limit == 0) {
         complete(c, outcomes);
         return List.of();
       }
       if (outcomes.isEmpty()) {
-        try (PreparedStatement ps = c.prepareStatement(sql.claimAdvisory)) {
-          bindClaim(c, ps, 1, limit);
+        try (PreparedStatement ps = c.prepareStatement(claim)) {
+          bindClaim(c, ps, 1, limit, heldSlots);
           try (ResultSet rs = ps.executeQuery()) {
             return readClaimed(rs);
           }
@@ -73,10 +79,9 @@ final class AdvisoryClaims extends StatementClaims {
       // implicit transaction. Should the claim fail, the outcomes roll back with it while their unlocks
       // (not transactional) stand: those jobs are found free and run again: at least once, never twice
       // at a time.
-      try (PreparedStatement ps = c.prepareStatement(sql.completeAdvisory + ";\n" + sql.claimAdvisory)) {
-        int i = bindOutcomes(c, ps, 1, outcomes, owner);
-        ps.setLong(i++, keyBase);
-        bindClaim(c, ps, i, limit);
+      try (PreparedStatement ps = c.prepareStatement(sql.completeAdvisory + ";\n" + claim)) {
+        int i = bindCompletion(c, ps, outcomes);
+        bindClaim(c, ps, i, limit, heldSlots);
         ps.execute(); // the outcomes' counts
         if (!ps.getMoreResults()) {
           throw new SQLException("the claim after the outcomes returned no rows");
@@ -90,15 +95,37 @@ final class AdvisoryClaims extends StatementClaims {
 
   private void complete(Connection c, List<Outcome> outcomes) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql.completeAdvisory)) {
-      int i = bindOutcomes(c, ps, 1, outcomes, owner);
-      ps.setLong(i, keyBase);
+      bindCompletion(c, ps, outcomes);
       ps.executeQuery().close();
     }
   }
 
-  private void bindClaim(Connection c, PreparedStatement ps, int i, int limit) throws SQLException {
-    i = bindCandidates(c, ps, i, limit);
+  /** The outcomes, the job keys to unlock, the slot keys to unlock. @return the next index */
+  private int bindCompletion(Connection c, PreparedStatement ps, List<Outcome> outcomes) throws SQLException {
+    int i = bindOutcomes(c, ps, 1, outcomes, owner);
     ps.setLong(i++, keyBase);
+    Long[] slots = new Long[outcomes.size()];
+    for (int k = 0; k < slots.length; k++) {
+      slots[k] = outcomes.get(k).slotKey();
+    }
+    ps.setArray(i++, c.createArrayOf("int8", slots));
+    return i;
+  }
+
+  private void bindClaim(Connection c, PreparedStatement ps, int i, int limit, Collection<Long> heldSlots)
+      throws SQLException {
+    if (keyed) {
+      // more candidates than free threads, so that jobs of a key at its limit do not hide the others
+      i = bindCandidates(c, ps, i, limit * 4 + 16);
+      ps.setLong(i++, slotBase);
+      ps.setInt(i++, config.concurrencyPerKey());
+      ps.setArray(i++, c.createArrayOf("int8", heldSlots.toArray(new Long[0])));
+      ps.setLong(i++, keyBase);
+      ps.setInt(i++, limit);
+    } else {
+      i = bindCandidates(c, ps, i, limit);
+      ps.setLong(i++, keyBase);
+    }
     ps.setLong(i++, owner);
     ps.setString(i++, node);
     ps.setLong(i, keyBase);

@@ -9,5 +9,7 @@ package io.pglock.queue.internal;
  * @param attempt the attempt started by the claim
  * @param maxAttempts the job's own limit, or null for the worker's setting
  * @param cancelled whether a cancel was asked already
+ * @param slotKey the per-key concurrency slot lock it holds, or null
  */
-record Claimed(long id, String kind, String payloadJson, int attempt, Integer maxAttempts, boolean cancelled) {}
+record Claimed(long id, String kind, String payloadJson, int attempt, Integer maxAttempts, boolean cancelled,
+    Long slotKey) {}

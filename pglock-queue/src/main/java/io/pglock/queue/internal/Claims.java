@@ -24,8 +24,10 @@ interface Claims extends AutoCloseable {
    *
    * @param outcomes may be empty
    * @param limit 0 to only write the outcomes
+   * @param heldSlots the per-key slot locks the worker's running jobs hold (the claim must not take
+   *     them again)
    */
-  List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit) throws SQLException;
+  List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit, Collection<Long> heldSlots) throws SQLException;
 
   /**
    * The heartbeat: keeps ownership of the running jobs and learns which were cancelled or lost.

@@ -68,6 +68,14 @@ public final class DefaultJobQueue implements JobQueue {
     return LockKey.named("pglock-jobs", schema).int64();
   }
 
+  /**
+   * The base of the per-key concurrency slot keys of a schema: slot i of key K is
+   * {@code base # hashtextextended(K, i)}; a base of its own keeps them apart from the job keys.
+   */
+  static long slotBase(String schema) {
+    return LockKey.named("pglock-jobs", schema + ":slots").int64();
+  }
+
   /** The NOTIFY channel of a schema's job table: a plain identifier whatever the schema's name. */
   static String channel(String schema) {
     CRC32 crc = new CRC32();

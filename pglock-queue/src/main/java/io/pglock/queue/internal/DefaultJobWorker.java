@@ -151,7 +151,7 @@ final class DefaultJobWorker implements JobWorker {
         List<Outcome> batch = drainOutcomes();
         if (claim || !batch.isEmpty()) {
           long sent = System.nanoTime();
-          List<Claimed> got = claims.completeAndClaim(batch, claim ? free : 0);
+          List<Claimed> got = claims.completeAndClaim(batch, claim ? free : 0, heldSlots());
           finished.addAndGet(batch.size());
           if (claim) {
             nextPoll = sent + config.pollInterval().toNanos();
@@ -262,16 +262,35 @@ final class DefaultJobWorker implements JobWorker {
     for (RunningJob job : running.values()) {
       if (job.isOwned()) {
         job.lose();
-        back.add(Outcome.of(job.id(), job.attempt(), "released"));
+        back.add(Outcome.of(job, "released"));
       }
     }
     if (!back.isEmpty()) {
-      claims.completeAndClaim(back, 0);
+      claims.completeAndClaim(back, 0, List.of());
       log.info("worker on queue {}: {} job(s) still running at the shutdown deadline were given back",
           config.queue(), back.size());
     }
     running.clear(); // their handlers' outcomes are dropped: they are no longer owned
     outcomes.clear();
+  }
+
+  /** The slot locks held by the running jobs (and by outcomes not written yet): a claim must skip them. */
+  private List<Long> heldSlots() {
+    if (config.concurrencyPerKey() == 0) {
+      return List.of();
+    }
+    List<Long> held = new ArrayList<>();
+    for (RunningJob job : running.values()) {
+      if (job.slotKey() != null) {
+        held.add(job.slotKey());
+      }
+    }
+    for (Outcome o : outcomes) {
+      if (o.slotKey() != null) {
+        held.add(o.slotKey());
+      }
+    }
+    return held;
   }
 
   private boolean takeClaimNow() {
@@ -340,7 +359,8 @@ final class DefaultJobWorker implements JobWorker {
   private void run(Claimed c) {
     WorkerConfig.Registration<?> registration = config.handlers().get(c.kind());
     int max = c.maxAttempts() != null ? c.maxAttempts() : config.maxAttemptsOf(c.kind());
-    RunningJob job = new RunningJob(c.id(), config.queue(), c.kind(), c.attempt(), max, c.payloadJson(), c.cancelled());
+    RunningJob job = new RunningJob(c.id(), config.queue(), c.kind(), c.attempt(), max, c.payloadJson(), c.cancelled(),
+        c.slotKey());
     RunningJob earlier = running.put(c.id(), job);
     if (earlier != null) {
       earlier.lose(); // claimed again, so the earlier attempt (still in its handler) is not ours any more
@@ -354,7 +374,7 @@ final class DefaultJobWorker implements JobWorker {
     try {
       T payload = jobs.mapper().read(job.payloadJson(), registration.type());
       registration.handler().handle(payload, job);
-      outcome = Outcome.of(job.id(), job.attempt(), "succeeded");
+      outcome = Outcome.of(job, "succeeded");
     } catch (Throwable t) {
       outcome = failed(job, t);
     } finally {
@@ -389,7 +409,7 @@ final class DefaultJobWorker implements JobWorker {
       log.info("worker on queue {}: {} failed and is {}: {}", config.queue(), job, state, t.toString());
     }
     return new Outcome(job.id(), job.attempt(), state, delay, t.getClass().getName(),
-        Stacks.trim(t.getMessage(), 2000), Stacks.trimmed(t));
+        Stacks.trim(t.getMessage(), 2000), Stacks.trimmed(t), job.slotKey());
   }
 
   private void wake() {

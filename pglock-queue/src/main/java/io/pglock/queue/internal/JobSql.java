@@ -12,6 +12,7 @@ final class JobSql {
   final String enqueue;
   final String existingUnique;
   final String claimAdvisory;
+  final String claimAdvisoryKeyed;
   final String claimLease;
   final String completeAdvisory;
   final String completeLease;
@@ -59,6 +60,34 @@ final class JobSql {
         + ", freed AS MATERIALIZED (SELECT count(pg_advisory_unlock(? # l.id)) AS n FROM locked l"
         + "   WHERE NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = l.id))"
         + " SELECT t.* FROM freed LEFT JOIN taken t ON true";
+    // Per-key limits: a job with a concurrency key also takes one of N slot locks of its key
+    // (slotBase # hashtextextended(key, i), i < N), tried in order, skipping the slots this session
+    // holds already (a lock is re-entrant: its own try would succeed), and only for the first job of
+    // each key in a batch. Every try sits in a CASE so that it runs only when it must. A slot taken for
+    // a job not taken in the end is unlocked in the same statement, like the job's own lock.
+    String keyedCandidates = "SELECT id, concurrency_key, priority, run_at FROM " + job
+        + " WHERE queue = ? AND state IN ('available', 'retryable') AND run_at <= now() AND kind = ANY (?::text[])"
+        + " ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+    claimAdvisoryKeyed = "WITH cand AS MATERIALIZED (" + keyedCandidates + ")"
+        + ", slotted AS MATERIALIZED (SELECT c.id, c.concurrency_key, s.k AS slot_key FROM"
+        + "   (SELECT cand.*, row_number() OVER (PARTITION BY concurrency_key ORDER BY priority DESC, run_at, id) AS rn"
+        + "    FROM cand) c"
+        + "   LEFT JOIN LATERAL (SELECT g.k FROM (SELECT ? # hashtextextended(c.concurrency_key, i) AS k"
+        + "     FROM generate_series(0, ? - 1) AS i) g"
+        + "     WHERE CASE WHEN c.concurrency_key IS NULL OR c.rn <> 1 OR g.k = ANY (?::bigint[]) THEN false"
+        + "       ELSE pg_try_advisory_lock(g.k) END LIMIT 1) s ON true"
+        + "   ORDER BY c.priority DESC, c.run_at, c.id)"
+        + ", locked AS MATERIALIZED (SELECT id, slot_key FROM slotted"
+        + "   WHERE CASE WHEN concurrency_key IS NOT NULL AND slot_key IS NULL THEN false"
+        + "     ELSE pg_try_advisory_lock(? # id) END LIMIT ?)"
+        + ", taken AS (UPDATE " + job + " j SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?,"
+        + "   started_at = now(), lease_until = NULL"
+        + "   FROM locked WHERE j.id = locked.id AND j.state IN ('available', 'retryable')" + taken + ", locked.slot_key)"
+        + ", freed AS MATERIALIZED (SELECT count(pg_advisory_unlock(? # l.id)) AS n FROM locked l"
+        + "   WHERE NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = l.id))"
+        + ", freed_slots AS MATERIALIZED (SELECT count(pg_advisory_unlock(s.slot_key)) AS n FROM slotted s"
+        + "   WHERE s.slot_key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = s.id))"
+        + " SELECT t.* FROM freed CROSS JOIN freed_slots LEFT JOIN taken t ON true";
     claimLease = "WITH cand AS MATERIALIZED (" + candidates + ")"
         + " UPDATE " + job + " j SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?,"
         + "   started_at = now(), lease_until = now() + ? * interval '1 millisecond'"
@@ -81,8 +110,12 @@ final class JobSql {
         + "   FROM c WHERE j.id = c.id AND j.attempt = c.attempt AND j.owner = ? AND j.state = 'running'"
         + "   RETURNING j.id)"
         + ", n AS MATERIALIZED (SELECT count(*) AS updated FROM done)";
+    // The unlocks are in the select list: it is evaluated only once n's row exists, that is after
+    // the UPDATE ran to completion. Then the per-key slots the jobs held, if any.
     completeAdvisory = outcome
-        + " SELECT n.updated, count(*) FILTER (WHERE pg_advisory_unlock(? # c.id)) FROM n CROSS JOIN c GROUP BY n.updated";
+        + " SELECT n.updated, (SELECT count(*) FILTER (WHERE pg_advisory_unlock(? # c.id)) FROM c),"
+        + " (SELECT count(*) FILTER (WHERE pg_advisory_unlock(k)) FROM unnest(?::bigint[]) AS k WHERE k IS NOT NULL)"
+        + " FROM n";
     completeLease = outcome + " SELECT n.updated, 0 FROM n";
 
     cancelCheck = "SELECT id FROM " + job + " WHERE id = ANY (?::bigint[]) AND cancel_requested_at IS NOT NULL";

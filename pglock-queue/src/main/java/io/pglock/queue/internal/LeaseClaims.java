@@ -84,7 +84,8 @@ final class LeaseClaims extends StatementClaims {
   }
 
   @Override
-  public List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit) throws SQLException {
+  public List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit, Collection<Long> heldSlots)
+      throws SQLException {
     long sent = System.nanoTime();
     List<Claimed> claimed = call(c -> {
       if (!outcomes.isEmpty()) {

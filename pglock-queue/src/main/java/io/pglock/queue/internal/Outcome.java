@@ -10,11 +10,12 @@ package io.pglock.queue.internal;
  * @param errorClass the failure's class, or null
  * @param errorMessage the failure's message, or null
  * @param errorStack the failure's trimmed stack, or null
+ * @param slotKey the per-key concurrency slot lock to release with it, or null
  */
 record Outcome(long id, int attempt, String state, long delayMillis, String errorClass, String errorMessage,
-    String errorStack) {
+    String errorStack, Long slotKey) {
 
-  static Outcome of(long id, int attempt, String state) {
-    return new Outcome(id, attempt, state, 0, null, null, null);
+  static Outcome of(RunningJob job, String state) {
+    return new Outcome(job.id(), job.attempt(), state, 0, null, null, null, job.slotKey());
   }
 }

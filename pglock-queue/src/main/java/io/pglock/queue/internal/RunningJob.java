@@ -10,12 +10,15 @@ final class RunningJob implements JobContext {
   private final int attempt;
   private final int maxAttempts;
   private final String payloadJson;
+  private final Long slotKey;
   private volatile boolean cancelled;
   private volatile boolean owned = true;
   /** The handler's thread while it runs, to interrupt it; null before and after. */
   private volatile Thread thread;
 
-  RunningJob(long id, String queue, String kind, int attempt, int maxAttempts, String payloadJson, boolean cancelled) {
+  RunningJob(long id, String queue, String kind, int attempt, int maxAttempts, String payloadJson, boolean cancelled,
+      Long slotKey) {
+    this.slotKey = slotKey;
     this.id = id;
     this.queue = queue;
     this.kind = kind;
@@ -53,6 +56,11 @@ final class RunningJob implements JobContext {
   @Override
   public String payloadJson() {
     return payloadJson;
+  }
+
+  /** {@return the per-key concurrency slot lock it holds, or null} */
+  Long slotKey() {
+    return slotKey;
   }
 
   @Override

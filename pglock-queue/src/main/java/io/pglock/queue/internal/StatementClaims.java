@@ -92,7 +92,13 @@ abstract class StatementClaims implements Claims {
       }
       int max = rs.getInt(5);
       Integer maxAttempts = rs.wasNull() ? null : max;
-      claimed.add(new Claimed(id, rs.getString(2), rs.getString(3), rs.getInt(4), maxAttempts, rs.getBoolean(6)));
+      Long slot = null;
+      if (rs.getMetaData().getColumnCount() >= 8) {
+        long k = rs.getLong(8);
+        slot = rs.wasNull() ? null : k;
+      }
+      claimed.add(new Claimed(id, rs.getString(2), rs.getString(3), rs.getInt(4), maxAttempts, rs.getBoolean(6),
+          slot));
     }
     return claimed;
   }
