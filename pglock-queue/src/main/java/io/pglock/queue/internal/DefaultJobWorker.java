@@ -166,7 +166,7 @@ final class DefaultJobWorker implements JobWorker {
           int freed = claims.rescue();
           nextRescue = System.nanoTime() + config.rescueInterval().toNanos();
           if (freed > 0) {
-            log.info("worker on queue {}: {} job(s) of a worker that is gone are available again", config.queue(),
+            log.warn("worker on queue {}: {} job(s) of a worker that is gone are available again", config.queue(),
                 freed);
             moreLikely = true;
           }
@@ -267,7 +267,7 @@ final class DefaultJobWorker implements JobWorker {
     }
     if (!back.isEmpty()) {
       claims.completeAndClaim(back, 0, List.of());
-      log.info("worker on queue {}: {} job(s) still running at the shutdown deadline were given back",
+      log.warn("worker on queue {}: {} job(s) still running at the shutdown deadline were given back",
           config.queue(), back.size());
     }
     running.clear(); // their handlers' outcomes are dropped: they are no longer owned
@@ -405,8 +405,10 @@ final class DefaultJobWorker implements JobWorker {
       state = "retryable";
       delay = config.backoff().delay(job.attempt()).toMillis();
     }
-    if (state.equals("discarded") || log.isDebugEnabled()) {
-      log.info("worker on queue {}: {} failed and is {}: {}", config.queue(), job, state, t.toString());
+    if (state.equals("discarded")) {
+      log.warn("worker on queue {}: {} failed and is discarded: {}", config.queue(), job, t.toString());
+    } else {
+      log.debug("worker on queue {}: {} failed and is {}: {}", config.queue(), job, state, t.toString());
     }
     return new Outcome(job.id(), job.attempt(), state, delay, t.getClass().getName(),
         Stacks.trim(t.getMessage(), 2000), Stacks.trimmed(t), job.slotKey());
