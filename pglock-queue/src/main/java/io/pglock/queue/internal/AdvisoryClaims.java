@@ -25,7 +25,7 @@ final class AdvisoryClaims extends StatementClaims {
   private final DefaultJobQueue jobs;
   private final boolean keyed;
   private final long slotBase;
-  private LeasedSession session;
+  private volatile LeasedSession session;
   private long owner;
 
   AdvisoryClaims(DefaultJobQueue jobs, WorkerConfig config) {

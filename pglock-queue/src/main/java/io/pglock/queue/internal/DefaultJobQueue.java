@@ -37,6 +37,17 @@ public final class DefaultJobQueue implements JobQueue {
   private final JobAdmin admin;
   private final List<DefaultJobWorker> workers = new CopyOnWriteArrayList<>();
   private ChannelListener listener;
+  /**
+   * Checks every worker's ownership on a clock of its own: a worker's I/O thread may be stuck in a
+   * round trip (a silent network) past its lease, and its handlers must be told before the server
+   * frees their locks, not when the round trip times out.
+   */
+  private final java.util.concurrent.ScheduledExecutorService watch =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "pglock-jobs-watch");
+        t.setDaemon(true);
+        return t;
+      });
   private boolean closed;
 
   private DefaultJobQueue(PgLocks locks, JsonMapper mapper, Duration networkTimeout) {
@@ -263,6 +274,10 @@ public final class DefaultJobQueue implements JobQueue {
     return keyBase;
   }
 
+  java.util.concurrent.ScheduledExecutorService watch() {
+    return watch;
+  }
+
   JsonMapper mapper() {
     return mapper;
   }
@@ -291,6 +306,7 @@ public final class DefaultJobQueue implements JobQueue {
     if (l != null) {
       l.close();
     }
+    watch.shutdownNow();
   }
 
   @Override

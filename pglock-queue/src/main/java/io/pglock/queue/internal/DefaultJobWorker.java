@@ -36,6 +36,8 @@ final class DefaultJobWorker implements JobWorker {
   private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(5);
   private static final AtomicInteger WORKERS = new AtomicInteger();
   private static final int MAX_DUES = 1000;
+  /** How often the watch checks ownership: well inside the margin the lease leaves (a tenth of it, 100 ms at least). */
+  private static final long WATCH_MILLIS = 50;
 
   private final DefaultJobQueue jobs;
   private final WorkerConfig config;
@@ -54,6 +56,7 @@ final class DefaultJobWorker implements JobWorker {
    */
   private final java.util.TreeSet<Long> dues = new java.util.TreeSet<>();
   private volatile boolean closing;
+  private volatile java.util.concurrent.ScheduledFuture<?> watchTask;
   /** Set by close() once the deadline for running jobs has passed: give them back. */
   private volatile boolean giveBack;
 
@@ -87,6 +90,8 @@ final class DefaultJobWorker implements JobWorker {
     }
     claimNow = true;
     io.start();
+    watchTask = jobs.watch().scheduleAtFixedRate(this::checkOwnership, WATCH_MILLIS, WATCH_MILLIS,
+        TimeUnit.MILLISECONDS);
     log.debug("worker on queue {} started: {}", config.queue(), config);
   }
 
@@ -202,16 +207,27 @@ final class DefaultJobWorker implements JobWorker {
         retryNanos = Math.min(MAX_RETRY_NANOS, retryNanos * 2);
       }
     }
+    java.util.concurrent.ScheduledFuture<?> w = watchTask;
+    if (w != null) {
+      w.cancel(false);
+    }
     claims.close();
     handlers.shutdown();
     jobs.removed(this);
     log.debug("worker on queue {} stopped", config.queue());
   }
 
-  /** Tells every running handler that its job is no longer owned, when the lease ran out without an answer. */
+  /**
+   * Tells every running handler that its job is no longer owned, when the lease ran out without an
+   * answer. Runs on the I/O thread and on the queue's watch thread (which is not held up by a stuck
+   * round trip).
+   */
   private void checkOwnership() {
     if (!running.isEmpty() && !claims.ownershipValid()) {
-      loseAll("its lease ran out before a round trip could renew it");
+      boolean anyOwned = running.values().stream().anyMatch(RunningJob::isOwned);
+      if (anyOwned) {
+        loseAll("its lease ran out before a round trip could renew it");
+      }
     }
   }
 
