@@ -59,29 +59,9 @@ public final class DefaultJobAdmin implements JobAdmin {
         DefaultJobQueue.channel(checked), DEFAULT_TIMEOUT_MILLIS);
   }
 
-  @FunctionalInterface
-  private interface Call<T> {
-    T run(Connection c) throws SQLException;
-  }
-
-  private <T> T call(String what, Call<T> call) {
-    try (Connection c = dataSource.getConnection()) {
-      int timeout = c.getNetworkTimeout();
-      c.setNetworkTimeout(Runnable::run, timeoutMillis);
-      try {
-        T result = call.run(c);
-        if (!c.getAutoCommit()) {
-          c.commit();
-        }
-        return result;
-      } catch (SQLException | RuntimeException e) {
-        if (!c.getAutoCommit()) {
-          c.rollback();
-        }
-        throw e;
-      } finally {
-        c.setNetworkTimeout(Runnable::run, timeout);
-      }
+  private <T> T call(String what, ShortCall.Work<T> call) {
+    try {
+      return ShortCall.run(dataSource, timeoutMillis, call);
     } catch (SQLException e) {
       if ("42P01".equals(e.getSQLState()) || "3F000".equals(e.getSQLState())) {
         throw new io.pglock.SchemaMissingException("the job table " + schema + ".job is missing: run "

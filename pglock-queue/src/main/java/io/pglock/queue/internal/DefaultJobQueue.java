@@ -134,23 +134,8 @@ public final class DefaultJobQueue implements JobQueue {
     if (requests.isEmpty()) {
       return List.of();
     }
-    try (Connection c = dataSource.getConnection()) {
-      int timeout = c.getNetworkTimeout();
-      c.setNetworkTimeout(Runnable::run, (int) networkTimeout.toMillis());
-      try {
-        List<Enqueued> result = enqueuer.insert(c, requests);
-        if (!c.getAutoCommit()) {
-          c.commit();
-        }
-        return result;
-      } catch (SQLException | RuntimeException e) {
-        if (!c.getAutoCommit()) {
-          c.rollback();
-        }
-        throw e;
-      } finally {
-        c.setNetworkTimeout(Runnable::run, timeout); // a pooled connection goes back as it came
-      }
+    try {
+      return ShortCall.run(dataSource, (int) networkTimeout.toMillis(), c -> enqueuer.insert(c, requests));
     } catch (SQLException e) {
       throw failure("enqueue " + requests.size() + " job(s)", e);
     }

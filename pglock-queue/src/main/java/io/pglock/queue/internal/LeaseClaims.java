@@ -41,30 +41,8 @@ final class LeaseClaims extends StatementClaims {
     this.owner = UUID.randomUUID().getMostSignificantBits() | 1;
   }
 
-  @FunctionalInterface
-  private interface Call<T> {
-    T run(Connection c) throws SQLException;
-  }
-
-  private <T> T call(Call<T> call) throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
-      int timeout = c.getNetworkTimeout();
-      c.setNetworkTimeout(Runnable::run, networkTimeoutMillis);
-      try {
-        T result = call.run(c);
-        if (!c.getAutoCommit()) {
-          c.commit();
-        }
-        return result;
-      } catch (SQLException | RuntimeException e) {
-        if (!c.getAutoCommit()) {
-          c.rollback();
-        }
-        throw e;
-      } finally {
-        c.setNetworkTimeout(Runnable::run, timeout); // a pooled connection goes back as it came
-      }
-    }
+  private <T> T call(ShortCall.Work<T> work) throws SQLException {
+    return ShortCall.run(dataSource, networkTimeoutMillis, work);
   }
 
   @Override
