@@ -20,6 +20,8 @@ import java.util.List;
  */
 final class AdvisoryClaims extends StatementClaims {
   private static final SecureRandom RANDOM = new SecureRandom();
+  /** For benchmarks only: claim without row locks, as the classic advisory-lock queue does. */
+  private static final boolean ADVISORY_ONLY = Boolean.getBoolean("pglock.queue.advisoryOnlyClaims");
   private static final String LOST = "the worker's connection ended while the job ran; found free by ";
 
   private final DefaultJobQueue jobs;
@@ -61,7 +63,7 @@ final class AdvisoryClaims extends StatementClaims {
   @Override
   public List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit, Collection<Long> heldSlots)
       throws SQLException {
-    String claim = keyed ? sql.claimAdvisoryKeyed : sql.claimAdvisory;
+    String claim = keyed ? sql.claimAdvisoryKeyed : ADVISORY_ONLY ? sql.claimAdvisoryOnly : sql.claimAdvisory;
     return session.call(c -> {
       if (limit == 0) {
         complete(c, outcomes);
@@ -120,6 +122,10 @@ final class AdvisoryClaims extends StatementClaims {
       ps.setLong(i++, slotBase);
       ps.setInt(i++, config.concurrencyPerKey());
       ps.setArray(i++, c.createArrayOf("int8", heldSlots.toArray(new Long[0])));
+      ps.setLong(i++, keyBase);
+      ps.setInt(i++, limit);
+    } else if (ADVISORY_ONLY) {
+      i = bindCandidates(c, ps, i, limit * 4 + 16); // every worker reads the same head: read past it
       ps.setLong(i++, keyBase);
       ps.setInt(i++, limit);
     } else {

@@ -13,6 +13,7 @@ final class JobSql {
   final String existingUnique;
   final String claimAdvisory;
   final String claimAdvisoryKeyed;
+  final String claimAdvisoryOnly;
   final String claimLease;
   final String completeAdvisory;
   final String completeLease;
@@ -88,6 +89,19 @@ final class JobSql {
         + ", freed_slots AS MATERIALIZED (SELECT count(pg_advisory_unlock(s.slot_key)) AS n FROM slotted s"
         + "   WHERE s.slot_key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = s.id))"
         + " SELECT t.* FROM freed CROSS JOIN freed_slots LEFT JOIN taken t ON true";
+    // For measurement only (system property pglock.queue.advisoryOnlyClaims=true): the claim of the
+    // classic advisory-lock queue, without row locks: every worker reads the same head of the queue
+    // and tries the locks in order; the UPDATE's re-check is then all that stops a stale candidate.
+    claimAdvisoryOnly = "WITH cand AS MATERIALIZED (SELECT id FROM " + job
+        + " WHERE queue = ? AND state IN ('available', 'retryable') AND run_at <= now() AND kind = ANY (?::text[])"
+        + " ORDER BY priority DESC, run_at, id LIMIT ?)"
+        + ", locked AS MATERIALIZED (SELECT id FROM cand WHERE pg_try_advisory_lock(? # id) LIMIT ?)"
+        + ", taken AS (UPDATE " + job + " j SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?,"
+        + "   started_at = now(), lease_until = NULL"
+        + "   FROM locked WHERE j.id = locked.id AND j.state IN ('available', 'retryable')" + taken + ")"
+        + ", freed AS MATERIALIZED (SELECT count(pg_advisory_unlock(? # l.id)) AS n FROM locked l"
+        + "   WHERE NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = l.id))"
+        + " SELECT t.* FROM freed LEFT JOIN taken t ON true";
     claimLease = "WITH cand AS MATERIALIZED (" + candidates + ")"
         + " UPDATE " + job + " j SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?,"
         + "   started_at = now(), lease_until = now() + ? * interval '1 millisecond'"
