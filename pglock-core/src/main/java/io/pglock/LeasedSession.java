@@ -14,7 +14,9 @@ import java.time.Duration;
  * <p>The session does not heartbeat by itself: make a round trip through {@link #call} at least
  * every {@link #untilHeartbeat()} while it holds locks, or the server ends it when the lease runs
  * out (which frees the locks: the safe side). A round trip that returns renews the lease; between
- * round trips, {@link #leaseValid()} says whether the locks are still certainly held.
+ * round trips, {@link #leaseValid()} says whether the locks are still certainly held. Once the lease
+ * has run out the session is over for good, even if the connection would still answer: {@link #call}
+ * drops the connection and throws.
  *
  * <p>Not thread-safe to interleave: {@link #call} runs one caller at a time. {@link #close()}
  * releases every advisory lock of the session and gives the connection back as it came.

@@ -32,6 +32,7 @@ public final class ChannelListener implements AutoCloseable {
   private static final int WAIT_MILLIS = 250;
   private static final int NETWORK_TIMEOUT_MILLIS = 5_000;
   private static final long RETRY_MILLIS = 2_000;
+  private static final long CHECK_NANOS = TimeUnit.SECONDS.toNanos(30);
 
   private final DataSource dataSource;
   private final String channel;
@@ -125,8 +126,18 @@ public final class ChannelListener implements AutoCloseable {
       }
       listening.countDown();
       onListening.run();
+      long nextCheck = System.nanoTime() + CHECK_NANOS;
       while (!stopped) {
         PGNotification[] got = pg.getNotifications(WAIT_MILLIS);
+        if (System.nanoTime() - nextCheck > 0) {
+          // A half-open connection (the server or the path gone silently) delivers nothing and
+          // reports nothing: a statement now and then finds it out (network timeout 5 s), and the
+          // listener connects again.
+          try (Statement s = c.createStatement()) {
+            s.execute("SELECT 1");
+          }
+          nextCheck = System.nanoTime() + CHECK_NANOS;
+        }
         if (got == null) {
           continue;
         }

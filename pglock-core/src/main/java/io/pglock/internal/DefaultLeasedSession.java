@@ -30,6 +30,12 @@ final class DefaultLeasedSession implements LeasedSession {
 
   @Override
   public synchronized <T> T call(Work<T> work) throws SQLException {
+    if (!closed && lost == null && lease.expired()) {
+      // Final: the server may have freed the locks, and the holder may have acted on their loss, so a
+      // late answer must not bring the session back.
+      lost = LossCause.LEASE_EXPIRED;
+      connection.discard();
+    }
     if (closed || lost != null) {
       throw new LockSessionException("the leased session (pid " + pid + ") has ended"
           + (lost == null ? " (closed)" : " (" + lost + ")") + "; open a new one", null);

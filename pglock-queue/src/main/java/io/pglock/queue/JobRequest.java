@@ -16,6 +16,8 @@ import java.util.Objects;
 public final class JobRequest {
   /** The queue of a request that names none. */
   public static final String DEFAULT_QUEUE = "default";
+  /** The longest delay accepted: about a hundred years. */
+  public static final Duration MAX_DELAY = Duration.ofDays(36_500);
   /** The longest kind, queue, unique key or concurrency key accepted, in characters. */
   public static final int MAX_NAME_LENGTH = 200;
 
@@ -96,11 +98,11 @@ public final class JobRequest {
    * {@return a copy that runs no earlier than the delay after the insert, by the database's clock}
    * Replaces a {@link #runAt}.
    *
-   * @throws IllegalArgumentException if negative
+   * @throws IllegalArgumentException if negative or longer than {@link #MAX_DELAY}
    */
   public JobRequest delay(Duration delay) {
-    if (delay == null || delay.isNegative()) {
-      throw new IllegalArgumentException("delay must be zero or positive, got " + delay);
+    if (delay == null || delay.isNegative() || delay.compareTo(MAX_DELAY) > 0) {
+      throw new IllegalArgumentException("delay must be between zero and " + MAX_DELAY.toDays() + " days, got " + delay);
     }
     return new JobRequest(kind, payload, rawJson, queue, priority, null, delay, maxAttempts, uniqueKey,
         concurrencyKey);

@@ -219,7 +219,8 @@ class JobQueueTest {
     assertThat(jobs.admin().job(quick).orElseThrow().state()).isEqualTo(JobState.SUCCEEDED);
     Job back = jobs.admin().job(stuck).orElseThrow();
     assertThat(back.state()).isEqualTo(JobState.AVAILABLE);
-    assertThat(back.attempt()).as("the interrupted attempt does not count").isZero();
+    assertThat(back.attempt()).as("the attempt number only rises (a fencing token)").isEqualTo(1);
+    assertThat(back.maxAttempts()).as("but it does not use up an attempt").isEqualTo(26);
 
     AtomicInteger ranAgain = new AtomicInteger();
     f.closeLater(worker(jobs).handler("stuck", Object.class, (p, job) -> ranAgain.incrementAndGet()).start());

@@ -29,6 +29,8 @@ final class AdvisoryClaims extends StatementClaims {
   private final long slotBase;
   private volatile LeasedSession session;
   private long owner;
+  /** The rescue's cursor: it looks at running rows with a larger id next (0: from the start). */
+  private long rescueAfter;
 
   AdvisoryClaims(DefaultJobQueue jobs, WorkerConfig config) {
     super(jobs, config);
@@ -38,8 +40,14 @@ final class AdvisoryClaims extends StatementClaims {
   }
 
   @Override
+  public boolean needsOpen() {
+    LeasedSession s = session;
+    return s == null || s.lossCause() != null;
+  }
+
+  @Override
   public void open() {
-    if (session != null && session.lossCause() == null) {
+    if (!needsOpen()) {
       return;
     }
     close();
@@ -48,9 +56,53 @@ final class AdvisoryClaims extends StatementClaims {
   }
 
   @Override
-  public boolean ownershipValid() {
+  public boolean owns(RunningJob job) {
     LeasedSession s = session;
-    return s != null && s.leaseValid();
+    return s != null && job.owner() == owner && s.leaseValid();
+  }
+
+  @Override
+  public int reconcile(List<RunningJob> running) throws SQLException {
+    java.util.Set<Long> owned = new java.util.HashSet<>();
+    for (RunningJob job : running) {
+      if (job.owner() == owner) {
+        owned.add(keyBase ^ job.id());
+        if (job.slotKey() != null) {
+          owned.add(job.slotKey());
+        }
+      }
+    }
+    // Off the hot path (after a failure only): the session's own advisory locks, from pg_locks.
+    return session.call(c -> {
+      List<Long> extra = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement("SELECT (classid::bigint << 32) | objid::bigint FROM pg_locks"
+          + " WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = 1 AND granted");
+          ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          if (!owned.contains(rs.getLong(1))) {
+            extra.add(rs.getLong(1));
+          }
+        }
+      }
+      if (extra.isEmpty()) {
+        return 0;
+      }
+      try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+        for (Long key : extra) {
+          // a lock taken twice (re-entrant) is held until unlocked twice
+          for (int times = 0; times < 1000; times++) {
+            ps.setLong(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              if (!rs.getBoolean(1)) {
+                break;
+              }
+            }
+          }
+        }
+      }
+      return extra.size();
+    });
   }
 
   @Override
@@ -73,7 +125,7 @@ final class AdvisoryClaims extends StatementClaims {
         try (PreparedStatement ps = c.prepareStatement(claim)) {
           bindClaim(c, ps, 1, limit, heldSlots);
           try (ResultSet rs = ps.executeQuery()) {
-            return readClaimed(rs);
+            return readClaimed(rs, owner);
           }
         }
       }
@@ -89,7 +141,7 @@ final class AdvisoryClaims extends StatementClaims {
           throw new SQLException("the claim after the outcomes returned no rows");
         }
         try (ResultSet rs = ps.getResultSet()) {
-          return readClaimed(rs);
+          return readClaimed(rs, owner);
         }
       }
     });
@@ -104,7 +156,7 @@ final class AdvisoryClaims extends StatementClaims {
 
   /** The outcomes, the job keys to unlock, the slot keys to unlock. @return the next index */
   private int bindCompletion(Connection c, PreparedStatement ps, List<Outcome> outcomes) throws SQLException {
-    int i = bindOutcomes(c, ps, 1, outcomes, owner);
+    int i = bindOutcomes(c, ps, 1, outcomes);
     ps.setLong(i++, keyBase);
     Long[] slots = new Long[outcomes.size()];
     for (int k = 0; k < slots.length; k++) {
@@ -132,8 +184,7 @@ final class AdvisoryClaims extends StatementClaims {
       i = bindCandidates(c, ps, i, limit);
       ps.setLong(i++, keyBase);
     }
-    ps.setLong(i++, owner);
-    ps.setString(i++, node);
+    i = bindClaimed(c, ps, i, owner);
     ps.setLong(i, keyBase);
   }
 
@@ -161,11 +212,16 @@ final class AdvisoryClaims extends StatementClaims {
         int i = 1;
         ps.setString(i++, config.queue());
         ps.setLong(i++, owner);
+        ps.setLong(i++, rescueAfter);
         ps.setLong(i++, keyBase);
         i = bindBack(c, ps, i, LOST);
         ps.setLong(i, keyBase);
         try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? rs.getInt(1) : 0;
+          rs.next();
+          // a full batch: go on from its last id next time; else start over
+          long last = rs.getLong(4);
+          rescueAfter = rs.getInt(3) < JobSql.RESCUE_BATCH || rs.wasNull() ? 0 : last;
+          return rs.getInt(1);
         }
       }
     });

@@ -10,6 +10,7 @@ package io.pglock.queue.internal;
  * @param maxAttempts the job's own limit, or null for the worker's setting
  * @param cancelled whether a cancel was asked already
  * @param slotKey the per-key concurrency slot lock it holds, or null
+ * @param owner the owner (session) it was claimed under
  */
 record Claimed(long id, String kind, String payloadJson, int attempt, Integer maxAttempts, boolean cancelled,
-    Long slotKey) {}
+    Long slotKey, long owner) {}

@@ -13,8 +13,19 @@ interface Claims extends AutoCloseable {
   /** Opens what the mode needs (the advisory mode's session); a no-op when it is open. */
   void open() throws SQLException;
 
-  /** {@return true while jobs claimed since the last open are certainly still this worker's} */
-  boolean ownershipValid();
+  /** {@return true if {@link #open()} would replace an ended session (whose jobs are then lost)} */
+  boolean needsOpen();
+
+  /** {@return true while the running job is certainly still this worker's (its lock or lease held)} */
+  boolean owns(RunningJob job);
+
+  /**
+   * After a failed statement on a live connection: releases every advisory lock the session holds
+   * that none of the running jobs owns (advisory mode; nothing in lease mode).
+   *
+   * @return how many locks were released
+   */
+  int reconcile(java.util.List<RunningJob> running) throws SQLException;
 
   /** {@return nanoseconds until a round trip is due to keep ownership (Long.MAX_VALUE: never)} */
   long untilHeartbeatNanos(boolean anyRunning);
@@ -36,7 +47,7 @@ interface Claims extends AutoCloseable {
    */
   Heartbeat heartbeat(Collection<Long> running) throws SQLException;
 
-  /** Frees the running jobs whose worker is gone. @return how many */
+  /** Frees the running jobs whose worker is gone (one batch of candidates). @return how many */
   int rescue() throws SQLException;
 
   /** Deletes one small batch of finished jobs past their retention. @return how many */

@@ -27,7 +27,7 @@ import javax.sql.DataSource;
 /** {@link JobAdmin} on a plain DataSource: one short statement per call, bounded by a network timeout. */
 public final class DefaultJobAdmin implements JobAdmin {
   /** The head of a cancel notification's payload: {@code "cancel <id>"}. */
-  static final String CANCEL = "cancel";
+  static final String CANCEL = "\u0001cancel"; // a control character: no queue name looks like it
   private static final int DEFAULT_TIMEOUT_MILLIS = 10_000;
 
   private final DataSource dataSource;
@@ -151,12 +151,32 @@ public final class DefaultJobAdmin implements JobAdmin {
         ps.setLong(2, id);
         ps.setString(3, channel);
         ps.setString(4, CANCEL);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getLong(1) + rs.getLong(2) > 0;
+        // A job claimed while this statement ran is 'running' only after the statement's snapshot:
+        // both updates then miss it. The next try (a new snapshot) sees it running.
+        for (int tries = 0; tries < 3; tries++) {
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            if (rs.getLong(1) + rs.getLong(2) > 0) {
+              return true;
+            }
+          }
+          if (!unfinished(c, id)) {
+            return false;
+          }
         }
+        return false;
       }
     });
+  }
+
+  private boolean unfinished(Connection c, long id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM " + schema + ".job WHERE id = ?"
+        + " AND state IN ('available', 'retryable', 'running')")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
   }
 
   @Override

@@ -286,6 +286,9 @@ public final class DefaultJobQueue implements JobQueue {
       l = listener;
     }
     for (DefaultJobWorker w : workers) {
+      w.beginClose(); // all stop claiming now, so that they finish their jobs in parallel
+    }
+    for (DefaultJobWorker w : workers) {
       w.close();
     }
     if (l != null) {

@@ -56,6 +56,10 @@ final class DefaultJobWorker implements JobWorker {
    */
   private final java.util.TreeSet<Long> dues = new java.util.TreeSet<>();
   private volatile boolean closing;
+  /** Set by the I/O thread once it saw closing: it claims nothing after that. */
+  private volatile boolean claimsStopped;
+  /** Set when jobs were given up for an expired lease: the I/O thread ends the session first thing. */
+  private volatile boolean sessionSuspect;
   private volatile java.util.concurrent.ScheduledFuture<?> watchTask;
   /** Set by close() once the deadline for running jobs has passed: give them back. */
   private volatile boolean giveBack;
@@ -143,21 +147,37 @@ final class DefaultJobWorker implements JobWorker {
     long retryNanos = TimeUnit.MILLISECONDS.toNanos(100);
     boolean moreLikely = true;
     while (true) {
+      if (closing) {
+        claimsStopped = true; // close() may count the running jobs from now on: no claim follows
+        wake();
+      }
       if (closing && running.isEmpty() && outcomes.isEmpty()) {
         break;
       }
+      List<Outcome> batch = List.of();
       try {
         checkOwnership();
-        claims.open();
+        if (sessionSuspect) {
+          // jobs were given up for a lease that ran out while the session may have lived on: end it,
+          // so that its locks go and those jobs can be found free (by others, or by this worker's
+          // next session, whose owner differs)
+          sessionSuspect = false;
+          claims.close();
+        }
+        if (claims.needsOpen()) {
+          loseAll("its session ended"); // before the new session: the old one's locks may be gone already
+          claims.open();
+        }
         now = System.nanoTime();
         boolean timeToPoll = now - nextPoll >= 0;
         int free = closing ? 0 : config.concurrency() - running.size();
         boolean claim = free > 0 && (takeClaimNow() || timeToPoll || moreLikely);
-        List<Outcome> batch = drainOutcomes();
+        batch = drainOutcomes();
         if (claim || !batch.isEmpty()) {
           long sent = System.nanoTime();
           List<Claimed> got = claims.completeAndClaim(batch, claim ? free : 0, heldSlots());
           finished.addAndGet(batch.size());
+          batch = List.of();
           if (claim) {
             nextPoll = sent + config.pollInterval().toNanos();
             moreLikely = got.size() == free; // a full batch: there is probably more
@@ -191,16 +211,24 @@ final class DefaultJobWorker implements JobWorker {
           awaitWork(nextPoll, nextRescue, nextPrune);
         }
       } catch (SQLException | RuntimeException e) {
-        if (claims.connectionLost(e instanceof SQLException se ? se : null)) {
+        boolean lost = claims.connectionLost(e instanceof SQLException se ? se : null);
+        if (lost) {
           loseAll("its connection to the database ended (" + e.getMessage() + ")");
           claims.close();
+        } else {
+          // The session lives on, but a statement that took locks may have failed after taking them
+          // (its UPDATE rolled back, its locks not): let go of every lock no running job owns.
+          reconcileLocks();
         }
-        if (closing && (running.isEmpty() || claims.connectionLost(null))) {
+        if (closing && (running.isEmpty() || lost)) {
           // nothing to write any more, or no connection to write it on: the server freed the locks
           outcomes.clear();
           running.values().forEach(RunningJob::lose);
           break;
         }
+        // Outcomes not written go back in line; written later under the owner they were claimed
+        // under, they still apply if nobody took the job meanwhile.
+        outcomes.addAll(batch);
         log.warn("worker on queue {}: a round trip failed, retrying in {} ms: {}", config.queue(),
             TimeUnit.NANOSECONDS.toMillis(retryNanos), e.toString());
         pause(retryNanos);
@@ -223,11 +251,34 @@ final class DefaultJobWorker implements JobWorker {
    * round trip).
    */
   private void checkOwnership() {
-    if (!running.isEmpty() && !claims.ownershipValid()) {
-      boolean anyOwned = running.values().stream().anyMatch(RunningJob::isOwned);
-      if (anyOwned) {
-        loseAll("its lease ran out before a round trip could renew it");
+    int lostNow = 0;
+    for (RunningJob job : running.values()) {
+      if (job.isOwned() && !claims.owns(job)) {
+        job.lose();
+        lostNow++;
       }
+    }
+    if (lostNow > 0) {
+      sessionSuspect = true;
+      wake();
+      log.warn("worker on queue {}: its lease ran out before a round trip could renew it; {} running job(s) may run "
+          + "elsewhere now, their handlers are told to stop", config.queue(), lostNow);
+    }
+  }
+
+  /** After a failed statement on a live session: unlock whatever the session holds that no running job owns. */
+  private void reconcileLocks() {
+    try {
+      int released = claims.reconcile(running.values().stream().filter(RunningJob::isOwned).toList());
+      if (released > 0) {
+        log.warn("worker on queue {}: released {} advisory lock(s) a failed statement had left", config.queue(),
+            released);
+      }
+    } catch (SQLException | RuntimeException e) {
+      log.warn("worker on queue {}: could not check its locks after a failed statement ({}); ending its session",
+          config.queue(), e.toString());
+      loseAll("its locks could not be checked");
+      claims.close();
     }
   }
 
@@ -272,22 +323,33 @@ final class DefaultJobWorker implements JobWorker {
     }
   }
 
-  /** After close()'s deadline: the jobs still running go back to available, unlocked, at once. */
+  /**
+   * After close()'s deadline: the jobs still running go back to available, unlocked, at once, in the
+   * same statement as the outcomes of those that finished meanwhile.
+   */
   private void giveBackRunning() throws SQLException {
-    List<Outcome> back = new ArrayList<>();
+    List<Outcome> write = drainOutcomes();
+    java.util.Set<Long> finishedIds = new java.util.HashSet<>();
+    for (Outcome o : write) {
+      finishedIds.add(o.id());
+    }
+    int back = 0;
     for (RunningJob job : running.values()) {
-      if (job.isOwned()) {
+      if (job.isOwned() && !finishedIds.contains(job.id())) {
         job.lose();
-        back.add(Outcome.of(job, "released"));
+        write.add(Outcome.of(job, "released"));
+        back++;
       }
     }
-    if (!back.isEmpty()) {
-      claims.completeAndClaim(back, 0, List.of());
+    if (!write.isEmpty()) {
+      claims.completeAndClaim(write, 0, List.of());
+    }
+    if (back > 0) {
       log.warn("worker on queue {}: {} job(s) still running at the shutdown deadline were given back",
-          config.queue(), back.size());
+          config.queue(), back);
     }
     running.clear(); // their handlers' outcomes are dropped: they are no longer owned
-    outcomes.clear();
+    outcomes.clear(); // (none can be owned now)
   }
 
   /** The slot locks held by the running jobs (and by outcomes not written yet): a claim must skip them. */
@@ -336,7 +398,12 @@ final class DefaultJobWorker implements JobWorker {
       while (!(claimNow && !closing && running.size() < config.concurrency()) && outcomes.isEmpty() && !giveBack
           && !(closing && running.isEmpty())) {
         long now = System.nanoTime();
-        long until = Math.min(Math.min(nextPoll, nextRescue), nextPrune) - now;
+        // a timer counts only if its work would run: no poll without a free thread, nothing but
+        // outcomes while closing (else the loop would wake at once, again and again)
+        long until = closing ? TimeUnit.MILLISECONDS.toNanos(100) : Math.min(nextRescue, nextPrune) - now;
+        if (!closing && running.size() < config.concurrency()) {
+          until = Math.min(until, nextPoll - now);
+        }
         until = Math.min(until, claims.untilHeartbeatNanos(!running.isEmpty()));
         if (!running.isEmpty()) {
           until = Math.min(until, TimeUnit.MILLISECONDS.toNanos(100)); // the ownership check
@@ -376,7 +443,7 @@ final class DefaultJobWorker implements JobWorker {
     WorkerConfig.Registration<?> registration = config.handlers().get(c.kind());
     int max = c.maxAttempts() != null ? c.maxAttempts() : config.maxAttemptsOf(c.kind());
     RunningJob job = new RunningJob(c.id(), config.queue(), c.kind(), c.attempt(), max, c.payloadJson(), c.cancelled(),
-        c.slotKey());
+        c.slotKey(), c.owner());
     RunningJob earlier = running.put(c.id(), job);
     if (earlier != null) {
       earlier.lose(); // claimed again, so the earlier attempt (still in its handler) is not ours any more
@@ -392,7 +459,7 @@ final class DefaultJobWorker implements JobWorker {
       registration.handler().handle(payload, job);
       outcome = Outcome.of(job, "succeeded");
     } catch (Throwable t) {
-      outcome = failed(job, t);
+      outcome = failedSafely(job, t);
     } finally {
       job.done();
     }
@@ -406,6 +473,24 @@ final class DefaultJobWorker implements JobWorker {
     outcomes.add(outcome);
     running.remove(job.id(), job);
     wake();
+  }
+
+  /** {@link #failed}, and if that throws (a Backoff of the user's), a retry in a minute: never no outcome. */
+  private Outcome failedSafely(RunningJob job, Throwable t) {
+    try {
+      return failed(job, t);
+    } catch (Throwable inner) {
+      log.warn("worker on queue {}: recording the failure of {} failed ({}); retrying it in a minute",
+          config.queue(), job, inner.toString());
+      return new Outcome(job.id(), job.attempt(), job.attempt() >= job.maxAttempts() ? "discarded" : "retryable",
+          60_000, clean(t.getClass().getName()), "(message unavailable: " + clean(inner.toString()) + ")", null,
+          job.slotKey(), job.owner());
+    }
+  }
+
+  /** Text for the database: PostgreSQL's text cannot hold NUL. */
+  static String clean(String s) {
+    return s == null || s.indexOf('\0') < 0 ? s : s.replace("\0", "\\0");
   }
 
   private Outcome failed(RunningJob job, Throwable t) {
@@ -427,7 +512,7 @@ final class DefaultJobWorker implements JobWorker {
       log.debug("worker on queue {}: {} failed and is {}: {}", config.queue(), job, state, t.toString());
     }
     return new Outcome(job.id(), job.attempt(), state, delay, t.getClass().getName(),
-        Stacks.trim(t.getMessage(), 2000), Stacks.trimmed(t), job.slotKey());
+        clean(Stacks.trim(t.getMessage(), 2000)), clean(Stacks.trimmed(t)), job.slotKey(), job.owner());
   }
 
   private void wake() {
@@ -444,6 +529,12 @@ final class DefaultJobWorker implements JobWorker {
     close(config.shutdownTimeout());
   }
 
+  /** Stops claiming, without waiting (close() follows): a queue closes all its workers at once. */
+  void beginClose() {
+    closing = true;
+    wake();
+  }
+
   @Override
   public boolean close(Duration timeout) {
     closing = true;
@@ -451,7 +542,9 @@ final class DefaultJobWorker implements JobWorker {
     long deadline = System.nanoTime() + timeout.toNanos();
     boolean allFinished = true;
     synchronized (monitor) {
-      while (!running.isEmpty() && io.isAlive()) {
+      // first until the I/O thread stopped claiming (a claim in flight may still start jobs), then
+      // until the running jobs finished
+      while ((!claimsStopped || !running.isEmpty()) && io.isAlive()) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           allFinished = false;

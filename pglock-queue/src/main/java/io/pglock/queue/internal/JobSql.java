@@ -9,6 +9,8 @@ package io.pglock.queue.internal;
  * candidate locked but not taken is unlocked in the same statement.
  */
 final class JobSql {
+  /** Running rows a rescue looks at per statement. */
+  static final int RESCUE_BATCH = 1000;
   final String enqueue;
   final String existingUnique;
   final String claimAdvisory;
@@ -44,6 +46,11 @@ final class JobSql {
     existingUnique = "SELECT id, unique_key FROM " + job
         + " WHERE unique_key = ANY (?::text[]) AND state IN ('available', 'running', 'retryable')";
 
+    // A claim fixes the job's max attempts (the claiming worker's setting for its kind, unless the
+    // job set its own), so that whoever later finds it lost judges it by the same limit.
+    String claimed = " SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?, started_at = now(),"
+        + " max_attempts = coalesce(j.max_attempts, (SELECT m.n FROM unnest(?::text[], ?::int[]) AS m(kind, n)"
+        + "   WHERE m.kind = j.kind), ?), lease_until = ";
     String taken = " RETURNING j.id, j.kind, j.payload::text, j.attempt, j.max_attempts,"
         + " j.cancel_requested_at IS NOT NULL, j.concurrency_key";
     String candidates = "SELECT id FROM " + job
@@ -55,8 +62,7 @@ final class JobSql {
     // not taken is unlocked before the statement ends, only after the UPDATE has run to completion.
     claimAdvisory = "WITH cand AS MATERIALIZED (" + candidates + ")"
         + ", locked AS MATERIALIZED (SELECT id FROM cand WHERE pg_try_advisory_lock(? # id))"
-        + ", taken AS (UPDATE " + job + " j SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?,"
-        + "   started_at = now(), lease_until = NULL"
+        + ", taken AS (UPDATE " + job + " j" + claimed + "NULL"
         + "   FROM locked WHERE j.id = locked.id AND j.state IN ('available', 'retryable')" + taken + ")"
         + ", freed AS MATERIALIZED (SELECT count(pg_advisory_unlock(? # l.id)) AS n FROM locked l"
         + "   WHERE NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = l.id))"
@@ -81,8 +87,7 @@ final class JobSql {
         + ", locked AS MATERIALIZED (SELECT id, slot_key FROM slotted"
         + "   WHERE CASE WHEN concurrency_key IS NOT NULL AND slot_key IS NULL THEN false"
         + "     ELSE pg_try_advisory_lock(? # id) END LIMIT ?)"
-        + ", taken AS (UPDATE " + job + " j SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?,"
-        + "   started_at = now(), lease_until = NULL"
+        + ", taken AS (UPDATE " + job + " j" + claimed + "NULL"
         + "   FROM locked WHERE j.id = locked.id AND j.state IN ('available', 'retryable')" + taken + ", locked.slot_key)"
         + ", freed AS MATERIALIZED (SELECT count(pg_advisory_unlock(? # l.id)) AS n FROM locked l"
         + "   WHERE NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = l.id))"
@@ -96,24 +101,24 @@ final class JobSql {
         + " WHERE queue = ? AND state IN ('available', 'retryable') AND run_at <= now() AND kind = ANY (?::text[])"
         + " ORDER BY priority DESC, run_at, id LIMIT ?)"
         + ", locked AS MATERIALIZED (SELECT id FROM cand WHERE pg_try_advisory_lock(? # id) LIMIT ?)"
-        + ", taken AS (UPDATE " + job + " j SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?,"
-        + "   started_at = now(), lease_until = NULL"
+        + ", taken AS (UPDATE " + job + " j" + claimed + "NULL"
         + "   FROM locked WHERE j.id = locked.id AND j.state IN ('available', 'retryable')" + taken + ")"
         + ", freed AS MATERIALIZED (SELECT count(pg_advisory_unlock(? # l.id)) AS n FROM locked l"
         + "   WHERE NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = l.id))"
         + " SELECT t.* FROM freed LEFT JOIN taken t ON true";
     claimLease = "WITH cand AS MATERIALIZED (" + candidates + ")"
-        + " UPDATE " + job + " j SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?,"
-        + "   started_at = now(), lease_until = now() + ? * interval '1 millisecond'"
+        + " UPDATE " + job + " j" + claimed + "now() + ? * interval '1 millisecond'"
         + " FROM cand WHERE j.id = cand.id" + taken;
 
-    // The outcome of attempts, written only if the attempt is still this worker's. 'released' (a job
-    // given back at shutdown) makes the job available again without counting the attempt.
+    // The outcome of attempts, written only if the row is still at the attempt, claimed under the owner
+    // (the session) it was claimed under. 'released' (a job given back at shutdown) makes it available
+    // again with one more attempt allowed: the attempt number itself only ever rises (a fencing token).
     String outcome = "WITH c AS MATERIALIZED (SELECT * FROM unnest(?::bigint[], ?::int[], ?::text[], ?::bigint[],"
-        + "   ?::text[], ?::text[], ?::text[]) AS c(id, attempt, state, delay_ms, eclass, emsg, estack))"
+        + "   ?::text[], ?::text[], ?::text[], ?::bigint[]) AS c(id, attempt, state, delay_ms, eclass, emsg, estack, owner))"
         + ", done AS (UPDATE " + job + " j SET"
         + "   state = CASE WHEN c.state = 'released' THEN 'available' ELSE c.state END,"
-        + "   attempt = CASE WHEN c.state = 'released' THEN j.attempt - 1 ELSE j.attempt END,"
+        + "   max_attempts = CASE WHEN c.state = 'released' THEN coalesce(j.max_attempts, j.attempt) + 1"
+        + "     ELSE j.max_attempts END,"
         + "   run_at = CASE WHEN c.state = 'retryable' THEN now() + c.delay_ms * interval '1 millisecond'"
         + "     WHEN c.state = 'released' THEN now() ELSE j.run_at END,"
         + "   finished_at = CASE WHEN c.state IN ('succeeded', 'discarded', 'cancelled') THEN now() END,"
@@ -121,7 +126,7 @@ final class JobSql {
         + "     'attempt', c.attempt, 'at', now(), 'node', j.node, 'class', c.eclass, 'message', c.emsg,"
         + "     'stack', c.estack)) END,"
         + "   owner = NULL, lease_until = NULL"
-        + "   FROM c WHERE j.id = c.id AND j.attempt = c.attempt AND j.owner = ? AND j.state = 'running'"
+        + "   FROM c WHERE j.id = c.id AND j.attempt = c.attempt AND j.owner = c.owner AND j.state = 'running'"
         + "   RETURNING j.id)"
         + ", n AS MATERIALIZED (SELECT count(*) AS updated FROM done)";
     // The unlocks are in the select list: it is evaluated only once n's row exists, that is after
@@ -148,22 +153,27 @@ final class JobSql {
         + " run_at = now(), owner = NULL, lease_until = NULL,"
         + " errors = j.errors || jsonb_build_array(jsonb_build_object('attempt', j.attempt, 'at', now(), 'node', j.node,"
         + "   'class', 'io.pglock.queue.WorkerLost', 'message', ? || ?, 'stack', NULL))";
+    // Running rows of other owners in id order from a cursor, a thousand at a time, so that with more
+    // running jobs than that every one is looked at within a few rounds. Only rows owned through an
+    // advisory lock (lease_until null): a lease-mode worker's job holds no lock and is not free.
     rescueAdvisory = "WITH cand AS MATERIALIZED (SELECT id, attempt FROM " + job
-        + "   WHERE queue = ? AND state = 'running' AND owner IS DISTINCT FROM ? LIMIT 1000)"
+        + "   WHERE queue = ? AND state = 'running' AND lease_until IS NULL AND owner IS DISTINCT FROM ?"
+        + "   AND id > ? ORDER BY id LIMIT " + RESCUE_BATCH + ")"
         + ", locked AS MATERIALIZED (SELECT id, attempt FROM cand WHERE pg_try_advisory_lock(? # id))"
         + ", freed AS (UPDATE " + job + " j" + back
         + "   FROM locked l WHERE j.id = l.id AND j.state = 'running' AND j.attempt = l.attempt RETURNING j.id)"
         + ", n AS MATERIALIZED (SELECT count(*) AS freed FROM freed)"
-        + " SELECT n.freed, count(l.id) FILTER (WHERE pg_advisory_unlock(? # l.id))"
-        + " FROM n LEFT JOIN locked l ON true GROUP BY n.freed";
+        + " SELECT n.freed, (SELECT count(*) FILTER (WHERE pg_advisory_unlock(? # l.id)) FROM locked l),"
+        + " (SELECT count(*) FROM cand), (SELECT max(id) FROM cand) FROM n";
     rescueLease = "WITH x AS MATERIALIZED (SELECT id FROM " + job
         + "   WHERE queue = ? AND state = 'running' AND lease_until < now() LIMIT 1000 FOR UPDATE SKIP LOCKED)"
         + " , freed AS (UPDATE " + job + " j" + back + " FROM x WHERE j.id = x.id RETURNING j.id)"
         + " SELECT count(*), 0 FROM freed";
 
     // Small batches, rows other sessions hold skipped: pruning never waits on or blocks a worker.
+    // Each worker prunes its own queue, by its own retention.
     prune = "WITH x AS MATERIALIZED (SELECT id FROM " + job
-        + "   WHERE state IN ('succeeded', 'discarded', 'cancelled')"
+        + "   WHERE queue = ? AND state IN ('succeeded', 'discarded', 'cancelled')"
         + "   AND finished_at < now() - least(?, ?) * interval '1 millisecond'"
         + "   AND (CASE WHEN state = 'discarded' THEN ? ELSE ? END) * interval '1 millisecond' < now() - finished_at"
         + "   LIMIT ? FOR UPDATE SKIP LOCKED)"

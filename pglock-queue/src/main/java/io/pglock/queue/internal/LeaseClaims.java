@@ -18,8 +18,9 @@ import javax.sql.DataSource;
  * source for one statement (no session state), and a running job is the worker's while its
  * {@code lease_until} lies ahead; heartbeats push it on.
  *
- * <p>The worker counts its jobs as owned until the send time of its last successful heartbeat plus
- * the lease, less a tenth: the server's clock starts the lease no earlier than that send time.
+ * <p>The worker counts a job as owned until the send time of the last statement that set its lease
+ * (its claim or a heartbeat) plus the lease, less a tenth: the server's clock starts the lease no
+ * earlier than that send time.
  */
 final class LeaseClaims extends StatementClaims {
   private static final String EXPIRED = "the job's lease ran out (its worker stopped heartbeating); found by ";
@@ -29,8 +30,8 @@ final class LeaseClaims extends StatementClaims {
   private final long leaseMillis;
   private final long validNanos;
   private final long owner;
-  private volatile long renewedAt;
-  private volatile boolean anyOwned;
+  /** Per running job: the send time of the last statement that set its lease (claim or heartbeat). */
+  private final java.util.Map<Long, Long> renewed = new java.util.concurrent.ConcurrentHashMap<>();
 
   LeaseClaims(DefaultJobQueue jobs, WorkerConfig config) {
     super(jobs, config);
@@ -49,16 +50,29 @@ final class LeaseClaims extends StatementClaims {
   public void open() {}
 
   @Override
-  public boolean ownershipValid() {
-    return !anyOwned || System.nanoTime() - renewedAt < validNanos;
+  public boolean needsOpen() {
+    return false;
+  }
+
+  @Override
+  public boolean owns(RunningJob job) {
+    Long sent = renewed.get(job.id());
+    return sent != null && job.owner() == owner && System.nanoTime() - sent < validNanos;
+  }
+
+  @Override
+  public int reconcile(List<RunningJob> running) {
+    return 0; // no lock lives on a connection in this mode
   }
 
   @Override
   public long untilHeartbeatNanos(boolean anyRunning) {
-    if (!anyRunning) {
-      return Long.MAX_VALUE;
+    long oldest = Long.MAX_VALUE;
+    long now = System.nanoTime();
+    for (Long sent : renewed.values()) {
+      oldest = Math.min(oldest, sent - now);
     }
-    return Math.max(0, renewedAt + config.lease().toNanos() / 3 - System.nanoTime());
+    return oldest == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0, oldest + config.lease().toNanos() / 3);
   }
 
   @Override
@@ -68,7 +82,7 @@ final class LeaseClaims extends StatementClaims {
     List<Claimed> claimed = call(c -> {
       if (!outcomes.isEmpty()) {
         try (PreparedStatement ps = c.prepareStatement(sql.completeLease)) {
-          bindOutcomes(c, ps, 1, outcomes, owner);
+          bindOutcomes(c, ps, 1, outcomes);
           ps.executeQuery().close();
         }
       }
@@ -77,25 +91,26 @@ final class LeaseClaims extends StatementClaims {
       }
       try (PreparedStatement ps = c.prepareStatement(sql.claimLease)) {
         int i = bindCandidates(c, ps, 1, limit);
-        ps.setLong(i++, owner);
-        ps.setString(i++, node);
+        i = bindClaimed(c, ps, i, owner);
         ps.setLong(i, leaseMillis);
         try (ResultSet rs = ps.executeQuery()) {
-          return readClaimed(rs);
+          return readClaimed(rs, owner);
         }
       }
     });
-    if (!claimed.isEmpty() && !anyOwned) {
-      renewedAt = sent; // the first lease of a worker that owned nothing
-      anyOwned = true;
+    for (Outcome o : outcomes) {
+      renewed.remove(o.id());
+    }
+    for (Claimed c : claimed) {
+      renewed.put(c.id(), sent); // its lease runs from the claim, which was sent no earlier than this
     }
     return claimed;
   }
 
   @Override
   public Heartbeat heartbeat(Collection<Long> running) throws SQLException {
+    renewed.keySet().retainAll(running); // jobs whose outcome was dropped
     if (running.isEmpty()) {
-      anyOwned = false;
       return new Heartbeat(List.of(), List.of());
     }
     long sent = System.nanoTime();
@@ -117,11 +132,12 @@ final class LeaseClaims extends StatementClaims {
       }
       return null;
     });
-    renewedAt = sent;
-    anyOwned = true;
     List<Long> lost = new ArrayList<>();
     for (Long id : running) {
-      if (!kept.contains(id)) {
+      if (kept.contains(id)) {
+        renewed.put(id, sent);
+      } else {
+        renewed.remove(id);
         lost.add(id);
       }
     }

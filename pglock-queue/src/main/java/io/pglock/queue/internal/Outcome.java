@@ -11,11 +11,12 @@ package io.pglock.queue.internal;
  * @param errorMessage the failure's message, or null
  * @param errorStack the failure's trimmed stack, or null
  * @param slotKey the per-key concurrency slot lock to release with it, or null
+ * @param owner the owner (session) the attempt was claimed under: the write applies only to it
  */
 record Outcome(long id, int attempt, String state, long delayMillis, String errorClass, String errorMessage,
-    String errorStack, Long slotKey) {
+    String errorStack, Long slotKey, long owner) {
 
   static Outcome of(RunningJob job, String state) {
-    return new Outcome(job.id(), job.attempt(), state, 0, null, null, null, job.slotKey());
+    return new Outcome(job.id(), job.attempt(), state, 0, null, null, null, job.slotKey(), job.owner());
   }
 }

@@ -11,14 +11,16 @@ final class RunningJob implements JobContext {
   private final int maxAttempts;
   private final String payloadJson;
   private final Long slotKey;
+  private final long owner;
   private volatile boolean cancelled;
   private volatile boolean owned = true;
   /** The handler's thread while it runs, to interrupt it; null before and after. */
   private volatile Thread thread;
 
   RunningJob(long id, String queue, String kind, int attempt, int maxAttempts, String payloadJson, boolean cancelled,
-      Long slotKey) {
+      Long slotKey, long owner) {
     this.slotKey = slotKey;
+    this.owner = owner;
     this.id = id;
     this.queue = queue;
     this.kind = kind;
@@ -56,6 +58,11 @@ final class RunningJob implements JobContext {
   @Override
   public String payloadJson() {
     return payloadJson;
+  }
+
+  /** {@return the owner (session) it was claimed under} */
+  long owner() {
+    return owner;
   }
 
   /** {@return the per-key concurrency slot lock it holds, or null} */

@@ -31,9 +31,8 @@ abstract class StatementClaims implements Claims {
     this.limitValues = limits.values().toArray(new Integer[0]);
   }
 
-  /** Binds the outcome arrays and the owner, from index i. @return the next index */
-  static int bindOutcomes(Connection c, PreparedStatement ps, int i, List<Outcome> outcomes, long owner)
-      throws SQLException {
+  /** Binds the outcome arrays (each with the owner it was claimed under), from index i. @return the next index */
+  static int bindOutcomes(Connection c, PreparedStatement ps, int i, List<Outcome> outcomes) throws SQLException {
     int n = outcomes.size();
     Long[] id = new Long[n];
     Integer[] attempt = new Integer[n];
@@ -42,6 +41,7 @@ abstract class StatementClaims implements Claims {
     String[] eclass = new String[n];
     String[] emsg = new String[n];
     String[] estack = new String[n];
+    Long[] owner = new Long[n];
     for (int k = 0; k < n; k++) {
       Outcome o = outcomes.get(k);
       id[k] = o.id();
@@ -51,6 +51,7 @@ abstract class StatementClaims implements Claims {
       eclass[k] = o.errorClass();
       emsg[k] = o.errorMessage();
       estack[k] = o.errorStack();
+      owner[k] = o.owner();
     }
     ps.setArray(i++, c.createArrayOf("int8", id));
     ps.setArray(i++, c.createArrayOf("int4", attempt));
@@ -59,7 +60,7 @@ abstract class StatementClaims implements Claims {
     ps.setArray(i++, c.createArrayOf("text", eclass));
     ps.setArray(i++, c.createArrayOf("text", emsg));
     ps.setArray(i++, c.createArrayOf("text", estack));
-    ps.setLong(i++, owner);
+    ps.setArray(i++, c.createArrayOf("int8", owner));
     return i;
   }
 
@@ -68,6 +69,19 @@ abstract class StatementClaims implements Claims {
     ps.setString(i++, config.queue());
     ps.setArray(i++, c.createArrayOf("text", kinds));
     ps.setInt(i++, limit);
+    return i;
+  }
+
+  /**
+   * Binds what a claim sets: the owner, the node, and the max attempts per kind (fixed in the row at
+   * its first claim). @return the next index
+   */
+  int bindClaimed(Connection c, PreparedStatement ps, int i, long owner) throws SQLException {
+    ps.setLong(i++, owner);
+    ps.setString(i++, node);
+    ps.setArray(i++, c.createArrayOf("text", limitKinds));
+    ps.setArray(i++, c.createArrayOf("int4", limitValues));
+    ps.setInt(i++, config.defaultMaxAttempts());
     return i;
   }
 
@@ -83,7 +97,7 @@ abstract class StatementClaims implements Claims {
     return i;
   }
 
-  static List<Claimed> readClaimed(ResultSet rs) throws SQLException {
+  static List<Claimed> readClaimed(ResultSet rs, long owner) throws SQLException {
     List<Claimed> claimed = new ArrayList<>();
     while (rs.next()) {
       long id = rs.getLong(1);
@@ -98,7 +112,7 @@ abstract class StatementClaims implements Claims {
         slot = rs.wasNull() ? null : k;
       }
       claimed.add(new Claimed(id, rs.getString(2), rs.getString(3), rs.getInt(4), maxAttempts, rs.getBoolean(6),
-          slot));
+          slot, owner));
     }
     return claimed;
   }
@@ -107,11 +121,12 @@ abstract class StatementClaims implements Claims {
     try (PreparedStatement ps = c.prepareStatement(sql.prune)) {
       long kept = config.retention().toMillis();
       long discarded = config.discardedRetention().toMillis();
-      ps.setLong(1, kept);
-      ps.setLong(2, discarded);
+      ps.setString(1, config.queue());
+      ps.setLong(2, kept);
       ps.setLong(3, discarded);
-      ps.setLong(4, kept);
-      ps.setInt(5, batch);
+      ps.setLong(4, discarded);
+      ps.setLong(5, kept);
+      ps.setInt(6, batch);
       return ps.executeUpdate();
     }
   }
