@@ -347,4 +347,164 @@ class ReviewFindingsTest {
       assertThat(closeMillis.get()).as("close(ZERO)'s duration, ms").isLessThan(3000);
     }
   }
+
+  // ------------------------------------------------------------------ F8: shutdown drops a success
+
+  /**
+   * giveBackRunning() ends with outcomes.clear(): an attempt that finished (owned, outcome queued) after
+   * the iteration's drain and before the give-back loses its outcome; the worker then releases every
+   * lock and stops, leaving the succeeded job 'running' (another worker's rescue would run it again, or
+   * discard it as lost on its last attempt).
+   */
+  @Test
+  void f8_aJobThatSucceedsDuringTheShutdownDeadline_endsSucceeded() throws Exception {
+    JobQueue jobs = f.jobs("n1");
+    CountDownLatch bothRunning = new CountDownLatch(2);
+    CountDownLatch aFinish = new CountDownLatch(1);
+    CountDownLatch cFinish = new CountDownLatch(1);
+    AtomicBoolean cSucceeded = new AtomicBoolean();
+    JobWorker w = jobs.worker(f.queue).concurrency(2).pollInterval(Duration.ofMillis(50))
+        .handler("a", Object.class, (p, job) -> {
+          bothRunning.countDown();
+          aFinish.await();
+        })
+        .handler("c", Object.class, (p, job) -> {
+          bothRunning.countDown();
+          cFinish.await(); // returns normally: a success
+          cSucceeded.set(job.isOwned());
+        }).start();
+    long a = jobs.enqueue(f.job("a", null)).id();
+    long c = jobs.enqueue(f.job("c", null)).id();
+    assertThat(bothRunning.await(30, TimeUnit.SECONDS)).isTrue();
+    try (Connection blocker = TestDatabase.get().connect()) {
+      blocker.setAutoCommit(false);
+      try (PreparedStatement ps = blocker.prepareStatement("SELECT 1 FROM pglock.job WHERE id = ? FOR SHARE")) {
+        ps.setLong(1, a);
+        ps.execute();
+      }
+      aFinish.countDown(); // the I/O thread's round trip with a's outcome now waits on the blocker
+      Thread.sleep(300);
+      Thread closer = new Thread(() -> w.close(Duration.ZERO)); // the deadline passes at once: giveBack
+      closer.start();
+      Thread.sleep(300);
+      cFinish.countDown(); // c succeeds, still owned: its outcome is queued
+      Await.until("c's handler returned", WAIT, cSucceeded::get);
+      blocker.commit();
+      closer.join(60_000);
+    }
+    Thread.sleep(500);
+    System.out.printf("F8: job c's handler succeeded while owned; after close() c is %s (a is %s)%n", state(c),
+        state(a));
+    assertThat(state(c)).isEqualTo("succeeded");
+  }
+
+  // ------------------------------------------------------------------ F9: lease mode, stale renewal after idling
+
+  /**
+   * Lease mode: anyOwned is never reset (heartbeat() with no jobs is never called), so after an idle
+   * spell longer than 0.9 x lease, renewedAt is stale when the next job is claimed. The queue's watch
+   * thread (every 50 ms) then finds ownership invalid before the I/O thread's first heartbeat has
+   * returned, and tells the fresh job's handler it lost the job. The documented fence (FOR SHARE on the
+   * job row in the handler's transaction) holds that heartbeat up, which makes it certain; without it
+   * it is a race of a few ms every 50 ms. The outcome is then dropped and the job runs again after its
+   * lease.
+   */
+  @Test
+  void f9_lease_aJobClaimedAfterAnIdleSpell_isNotToldItWasLost() throws Exception {
+    JobQueue jobs = f.jobs("n1");
+    List<Boolean> ownedAtEnd = new CopyOnWriteArrayList<>();
+    try (Connection fence = TestDatabase.get().connect()) { // the handler's connection, open already
+      fence.setAutoCommit(false);
+      f.closeLater(jobs.worker(f.queue).claimMode(ClaimMode.LEASE).lease(Duration.ofSeconds(3)).concurrency(1)
+          .pollInterval(Duration.ofMillis(50)).shutdownTimeout(Duration.ZERO)
+          .handler("quick", Object.class, (p, job) -> { })
+          .handler("fenced", Object.class, (p, job) -> {
+            try (PreparedStatement ps = fence.prepareStatement("SELECT 1 FROM pglock.job WHERE id = ? AND attempt = ?"
+                + " AND state = 'running' FOR SHARE")) {
+              ps.setLong(1, job.id());
+              ps.setInt(2, job.attempt());
+              ps.execute();
+            }
+            try {
+              Thread.sleep(400); // the handler's own write
+            } catch (InterruptedException e) {
+              // told it lost the job
+            } finally {
+              fence.commit();
+            }
+            ownedAtEnd.add(job.isOwned());
+          }).start());
+      for (int trial = 1; trial <= 5; trial++) {
+        jobs.enqueue(f.job("quick", null));
+        int t = trial;
+        Await.until("quick succeeded", WAIT, () -> f.count("state = 'succeeded' AND kind = 'quick'") == t);
+        Thread.sleep(3200); // idle: longer than 0.9 x the lease
+        jobs.enqueue(f.job("fenced", null));
+        Await.until("the fenced handler ended", WAIT, () -> ownedAtEnd.size() == t);
+        System.out.printf("F9: trial %d, a job claimed after 3.2 s idle: its handler %s owned at its end%n", trial,
+            ownedAtEnd.get(t - 1) ? "was" : "was NOT");
+        if (!ownedAtEnd.get(t - 1)) {
+          break;
+        }
+      }
+    }
+    assertThat(ownedAtEnd).as("handlers of freshly claimed jobs (lease 3 s, each ran 0.4 s) owned at their end")
+        .containsOnly(true);
+  }
+
+  // ------------------------------------------------------------------ F10: a failed claim leaks its locks
+
+  /**
+   * Any error in the claim statement after its 'locked' CTE ran (here a trigger; in production a query
+   * cancel, disk full, out of memory, a deadlock, or the outcome statement before it in the same
+   * implicit transaction) rolls the UPDATE back but not the session advisory locks taken: the job's
+   * lock stays on the live worker's session. Other workers can never claim the job; this worker claims
+   * it re-entrantly and its outcome unlocks once, so the lock outlives the job.
+   */
+  @Test
+  void f10_aClaimStatementThatFails_leavesNoAdvisoryLock() throws Exception {
+    String schema = "review_rq_" + f.queue.substring(2).replace('-', '_');
+    javax.sql.DataSource ds = TestDatabase.get().dataSource();
+    io.pglock.PgLockSchema.migrate(ds, schema);
+    long base = LockKey.named("pglock-jobs", schema).int64();
+    try {
+      try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement()) {
+        s.execute("CREATE FUNCTION " + schema + ".boom() RETURNS trigger LANGUAGE plpgsql AS"
+            + " $$ BEGIN RAISE EXCEPTION 'claim failed after its locks'; END $$");
+        s.execute("CREATE TRIGGER boom BEFORE UPDATE ON " + schema + ".job FOR EACH ROW"
+            + " WHEN (NEW.state = 'running') EXECUTE FUNCTION " + schema + ".boom()");
+      }
+      PgLocks locks = f.closeLater(PgLocks.builder(ds).namespace("queue-test").nodeName("n1").schema(schema).build());
+      JobQueue jobs = f.closeLater(JobQueue.builder(locks).build());
+      AtomicLong runs = new AtomicLong();
+      JobWorker w = f.closeLater(jobs.worker("q").pollInterval(Duration.ofMillis(100))
+          .shutdownTimeout(Duration.ofSeconds(2)).handler("work", Object.class, (p, job) -> runs.incrementAndGet())
+          .start());
+      long id = jobs.enqueue(JobRequest.of("work", null).queue("q")).id();
+      Thread.sleep(1000); // a few failed claims
+      try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement()) {
+        s.execute("DROP TRIGGER boom ON " + schema + ".job");
+      }
+      Await.until("the job ran", WAIT, () -> runs.get() == 1);
+      Thread.sleep(1000); // its outcome written and its lock released
+      long key = base ^ id;
+      long held = sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+          + " AND classid = ((?::bigint >> 32) & 4294967295)::oid AND objid = (?::bigint & 4294967295)::oid"
+          + " AND objsubid = 1", key, key);
+      String st;
+      try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT state FROM " + schema + ".job WHERE id = " + id)) {
+        rs.next();
+        st = rs.getString(1);
+      }
+      System.out.printf("F10: job %d is %s, its advisory lock still held by %d backend(s)%n", id, st, held);
+      assertThat(held).as("locks on the job key of a %s job, worker still running", st).isZero();
+      w.close();
+    } finally {
+      f.close();
+      try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement()) {
+        s.execute("DROP SCHEMA " + schema + " CASCADE");
+      }
+    }
+  }
 }
