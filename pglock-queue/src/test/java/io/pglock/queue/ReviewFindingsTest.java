@@ -507,4 +507,28 @@ class ReviewFindingsTest {
       }
     }
   }
+
+  // ------------------------------------------------------------------ F12: a failure in failed() loses the job
+
+  /**
+   * execute() computes the failure's outcome (failed(): the Backoff, the message, the stack) outside any
+   * try: if that throws (a Backoff that returns null or throws, an exception whose getMessage() throws),
+   * the handler thread dies out of execute() with the job still in 'running': no outcome, no
+   * running.remove. The row stays 'running' with its lock held by the live session for ever, and the
+   * worker counts the job against its concurrency for ever.
+   */
+  @Test
+  void f12_aBackoffThatFails_doesNotLeaveTheJobRunningForEver() throws Exception {
+    JobQueue jobs = f.jobs("n1");
+    JobWorker w = f.closeLater(jobs.worker(f.queue).concurrency(1).pollInterval(Duration.ofMillis(50))
+        .shutdownTimeout(Duration.ofSeconds(1)).backoff(attempt -> null)
+        .handler("fail", Object.class, (p, job) -> {
+          throw new IllegalStateException("fails");
+        }).start());
+    long id = jobs.enqueue(f.job("fail", null)).id();
+    Thread.sleep(2000);
+    System.out.printf("F12: job %d is %s 2 s after its handler threw; worker.running() = %d%n", id, state(id),
+        w.running());
+    assertThat(state(id)).isNotEqualTo("running");
+  }
 }
