@@ -531,4 +531,66 @@ class ReviewFindingsTest {
         w.running());
     assertThat(state(id)).isNotEqualTo("running");
   }
+
+  // ------------------------------------------------------------------ F13: outcomes queued before a reconnect
+
+  /**
+   * An outcome queued while the old session lived (the attempt finished while owned) is written after
+   * a reconnect with the new session's owner, so its UPDATE matches nothing (the row's owner is the old
+   * one) and its unlock runs on a session that does not hold the lock. The succeeded job is then found
+   * free by the worker's own rescue and runs again (and is discarded as "worker lost" if that was its
+   * last attempt). The UPDATE's own checks (attempt, state) would have made writing it with the owner
+   * it was claimed under safe.
+   */
+  @Test
+  void f13_anOutcomeQueuedBeforeAReconnect_isWritten_notRunAgain() throws Exception {
+    String node = "n13-" + f.queue;
+    JobQueue jobs = f.jobs(node);
+    Map<String, AtomicLong> runs = new ConcurrentHashMap<>();
+    CountDownLatch bothRunning = new CountDownLatch(2);
+    CountDownLatch aFinish = new CountDownLatch(1);
+    CountDownLatch bFinish = new CountDownLatch(1);
+    AtomicBoolean aReturned = new AtomicBoolean();
+    f.closeLater(jobs.worker(f.queue).concurrency(2).pollInterval(Duration.ofMillis(50))
+        .rescueInterval(Duration.ofMillis(50)).shutdownTimeout(Duration.ofSeconds(1))
+        .handler("a", Object.class, (p, job) -> {
+          long n = runs.computeIfAbsent("a", k -> new AtomicLong()).incrementAndGet();
+          if (n == 1) {
+            bothRunning.countDown();
+            aFinish.await();
+            aReturned.set(job.isOwned());
+          }
+        })
+        .handler("b", Object.class, (p, job) -> {
+          long n = runs.computeIfAbsent("b", k -> new AtomicLong()).incrementAndGet();
+          if (n == 1) {
+            bothRunning.countDown();
+            bFinish.await();
+          }
+        }).start());
+    long a = jobs.enqueue(f.job("a", null)).id();
+    long b = jobs.enqueue(f.job("b", null)).id();
+    assertThat(bothRunning.await(30, TimeUnit.SECONDS)).isTrue();
+    try (Connection blocker = TestDatabase.get().connect()) {
+      blocker.setAutoCommit(false);
+      try (PreparedStatement ps = blocker.prepareStatement("SELECT 1 FROM pglock.job WHERE id = ? FOR SHARE")) {
+        ps.setLong(1, b);
+        ps.execute();
+      }
+      bFinish.countDown(); // b's outcome's round trip waits on the blocker
+      Thread.sleep(300);
+      aFinish.countDown(); // a succeeds while owned: its outcome is queued behind that round trip
+      Await.until("a returned", WAIT, aReturned::get);
+      Thread.sleep(100);
+      sql("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name LIKE ?",
+          "pglock:" + node + ":jobs:%");
+      Thread.sleep(200);
+      blocker.commit();
+    }
+    Await.until("both succeeded", WAIT, () -> f.count("state = 'succeeded'") == 2);
+    Job job = jobs.admin().job(a).orElseThrow();
+    System.out.printf("F13: job a (succeeded while owned, before the reconnect) ran %d time(s), attempt %d,"
+        + " errors %s%n", runs.get("a").get(), job.attempt(), job.errors().stream().map(JobError::errorClass).toList());
+    assertThat(runs.get("a").get()).as("runs of job a").isEqualTo(1);
+  }
 }
