@@ -593,4 +593,58 @@ class ReviewFindingsTest {
         + " errors %s%n", runs.get("a").get(), job.attempt(), job.errors().stream().map(JobError::errorClass).toList());
     assertThat(runs.get("a").get()).as("runs of job a").isEqualTo(1);
   }
+
+  // ------------------------------------------------------------------ F14: a lease declared lost, then revived
+
+  /**
+   * A round trip held up (a row lock: an operator's open transaction, VACUUM FULL, ...) for longer than
+   * 0.9 x lease but less than the socket timeout (lease + 5 s): the watch tells every handler it lost
+   * its job and their outcomes are dropped. But the session was alive all along, and the next statement
+   * of the same loop iteration (the rescue) succeeds and renews the LeasedSession's lease, so the session
+   * is kept: it still holds the locks of the jobs its handlers gave up. Those rows stay 'running' with a
+   * lock held by a live session, skipped by the worker's own rescue: lost until the worker restarts.
+   */
+  @Test
+  void f14_aJobWhoseHandlerWasToldItLostIt_isFreeAgain() throws Exception {
+    PgLocks locks = f.locks("n14-" + f.queue, Duration.ofSeconds(3));
+    JobQueue jobs = f.closeLater(JobQueue.builder(locks).build());
+    CountDownLatch bothRunning = new CountDownLatch(2);
+    CountDownLatch aFinish = new CountDownLatch(1);
+    AtomicBoolean pTold = new AtomicBoolean();
+    JobWorker w = f.closeLater(jobs.worker(f.queue).concurrency(2).pollInterval(Duration.ofMillis(50))
+        .rescueInterval(Duration.ofMillis(50)).shutdownTimeout(Duration.ofSeconds(1))
+        .handler("a", Object.class, (p, job) -> {
+          bothRunning.countDown();
+          aFinish.await();
+        })
+        .handler("p", Object.class, (p, job) -> {
+          if (job.attempt() > 1) {
+            return;
+          }
+          bothRunning.countDown();
+          long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+          while (job.isOwned() && System.nanoTime() < until) {
+            Thread.onSpinWait();
+          }
+          pTold.set(!job.isOwned());
+        }).start());
+    long a = jobs.enqueue(f.job("a", null)).id();
+    long p = jobs.enqueue(f.job("p", null)).id();
+    assertThat(bothRunning.await(30, TimeUnit.SECONDS)).isTrue();
+    try (Connection blocker = TestDatabase.get().connect()) {
+      blocker.setAutoCommit(false);
+      try (PreparedStatement ps = blocker.prepareStatement("SELECT 1 FROM pglock.job WHERE id = ? FOR SHARE")) {
+        ps.setLong(1, a);
+        ps.execute();
+      }
+      aFinish.countDown(); // a's outcome's round trip now waits on the blocker
+      Thread.sleep(4500);  // past 0.9 x the lease of 3 s, within the socket timeout of 8 s
+      blocker.commit();
+    }
+    Await.until("p's handler was told", WAIT, pTold::get);
+    Thread.sleep(3000); // plenty of rescues (every 50 ms)
+    System.out.printf("F14: p's handler was told it lost job %d; 3 s later p is %s, its lock held by %d backend(s),"
+        + " worker.running() = %d%n", p, state(p), jobLockHolders(p), w.running());
+    assertThat(state(p)).as("a job its worker gave up").isNotEqualTo("running");
+  }
 }
