@@ -182,7 +182,13 @@ final class DefaultJobWorker implements JobWorker {
             nextPoll = sent + config.pollInterval().toNanos();
             moreLikely = got.size() == free; // a full batch: there is probably more
             for (Claimed c : got) {
-              run(c);
+              if (closing) {
+                // claimed while close() was called: given back unstarted, with the next round trip
+                outcomes.add(new Outcome(c.id(), c.attempt(), "released", 0, null, null, null, c.slotKey(),
+                    c.owner()));
+              } else {
+                run(c);
+              }
             }
           }
         }

@@ -144,8 +144,9 @@ final class JobSql {
 
     // A running job whose owner is gone goes back to available at once (or to discarded when it used
     // its last attempt, or to cancelled when a cancel was asked), with the lost attempt recorded.
-    String lostLimit = "coalesce(j.max_attempts, (SELECT m.n FROM unnest(?::text[], ?::int[]) AS m(kind, n)"
-        + " WHERE m.kind = j.kind), ?)";
+    // The limit is the row's, fixed by its claim: a rescuer may not know the kind at all. (A row with
+    // none, never claimed by a worker, is never discarded here: the comparison with null is not true.)
+    String lostLimit = "j.max_attempts";
     String back = " SET state = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled'"
         + "   WHEN j.attempt >= " + lostLimit + " THEN 'discarded' ELSE 'available' END,"
         + " finished_at = CASE WHEN j.cancel_requested_at IS NOT NULL OR j.attempt >= " + lostLimit

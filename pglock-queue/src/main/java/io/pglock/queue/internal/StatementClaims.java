@@ -85,13 +85,8 @@ abstract class StatementClaims implements Claims {
     return i;
   }
 
-  /** Binds the "back to available" part of a rescue (the max attempts per kind, twice; the message). */
+  /** Binds the "back to available" part of a rescue: the message and the node that found the job. */
   int bindBack(Connection c, PreparedStatement ps, int i, String message) throws SQLException {
-    for (int twice = 0; twice < 2; twice++) {
-      ps.setArray(i++, c.createArrayOf("text", limitKinds));
-      ps.setArray(i++, c.createArrayOf("int4", limitValues));
-      ps.setInt(i++, config.defaultMaxAttempts());
-    }
     ps.setString(i++, message);
     ps.setString(i++, node);
     return i;
