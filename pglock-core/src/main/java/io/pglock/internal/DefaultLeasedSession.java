@@ -24,8 +24,48 @@ final class DefaultLeasedSession implements LeasedSession {
     this.pid = opened.pid();
   }
 
+  /**
+   * Opens within the connect timeout: the connect and the setup statements run on a thread of their
+   * own, as a silent network can hold them past any socket setting; an open that ends after the
+   * caller gave up discards its connection.
+   */
   static LeasedSession open(PgLocksConfig config, String role) {
-    return new DefaultLeasedSession(SessionSetup.open(config, ApplicationNames.of(config, role)));
+    String name = ApplicationNames.of(config, role);
+    java.util.concurrent.CompletableFuture<SessionSetup.Opened> f = new java.util.concurrent.CompletableFuture<>();
+    java.util.concurrent.atomic.AtomicBoolean abandoned = new java.util.concurrent.atomic.AtomicBoolean();
+    Thread opener = new Thread(() -> {
+      try {
+        SessionSetup.Opened o = SessionSetup.open(config, name);
+        if (!f.complete(o) || abandoned.get()) {
+          o.connection().discard();
+        }
+      } catch (RuntimeException e) {
+        f.completeExceptionally(e);
+      }
+    }, "pglock-" + config.nodeName() + "-" + role + "-open");
+    opener.setDaemon(true);
+    opener.start();
+    try {
+      return new DefaultLeasedSession(f.get(config.connectTimeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS));
+    } catch (java.util.concurrent.TimeoutException e) {
+      abandoned.set(true);
+      if (f.isDone() && !f.isCompletedExceptionally()) {
+        f.join().connection().discard(); // it came in just now: too late all the same
+      }
+      throw new LockSessionException("could not open a leased session within the connect timeout ("
+          + config.connectTimeout().toMillis() + " ms): the database or the network does not answer, or a pooling "
+          + "DataSource has no connection to spare; raise PgLocksBuilder.connectTimeout if the database is slow", null);
+    } catch (InterruptedException e) {
+      abandoned.set(true);
+      Thread.currentThread().interrupt();
+      throw new LockSessionException("interrupted while opening a leased session", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new LockSessionException("could not open a leased session: " + cause, cause);
+    }
   }
 
   @Override
