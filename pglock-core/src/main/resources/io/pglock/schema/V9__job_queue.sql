@@ -3,9 +3,10 @@
 --
 -- One row per job, through its whole life: available (or retryable, after a failed attempt) ->
 -- running -> succeeded | retryable | discarded | cancelled. A running job is owned by the worker
--- session that holds the session advisory lock on (key(pglock-jobs, <schema>) # id), the job key:
--- when that session ends, the lock is gone and any worker may take the job back at once, after
--- checking under the lock that the row is still the running attempt it saw (the double-check).
+-- session that holds the session advisory lock on (key(pglock-jobs, <schema>) # id), the job key;
+-- that session also holds a presence lock (key(pglock-jobs, <schema>:workers) # owner) for its whole
+-- life. When the session ends, both are gone and any worker may take the job back at once, after
+-- checking under the job's lock that the row is still the running attempt it saw (the double-check).
 -- In lease mode (behind a transaction pooler) lease_until takes the advisory lock's place.
 --
 -- Table health: state changes move a row between partial indexes, so they cannot be HOT updates;
@@ -42,8 +43,9 @@ CREATE TABLE ${schema}.job (
 -- The claim: due jobs of a queue in priority order, read in index order (never sorted).
 CREATE INDEX job_available ON ${schema}.job (queue, priority DESC, run_at, id)
   WHERE state IN ('available', 'retryable');
--- Orphan and lease checks, heartbeats: the running jobs of a queue (few: the fleet's concurrency).
-CREATE INDEX job_running ON ${schema}.job (queue) WHERE state = 'running';
+-- Rescue (the distinct owners of running jobs, index only), lease checks, heartbeats: the running jobs
+-- of a queue (few: the fleet's concurrency).
+CREATE INDEX job_running ON ${schema}.job (queue, owner) WHERE state = 'running';
 -- Unique jobs: enforced by the database, so concurrent enqueues cannot both insert.
 CREATE UNIQUE INDEX job_unique ON ${schema}.job (unique_key)
   WHERE unique_key IS NOT NULL AND state IN ('available', 'running', 'retryable');

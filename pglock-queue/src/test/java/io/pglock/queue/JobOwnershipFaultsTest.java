@@ -140,8 +140,8 @@ class JobOwnershipFaultsTest {
 
   /**
    * The race of the advisory-lock queue pattern: a rescuer reads a running job as a candidate, the
-   * job's worker then finishes it (commits, unlocks), and only then does the rescuer take the job's
-   * lock. The lock is free, so only the re-check of the row under the lock stops a second run. The
+   * job's worker then finishes it (commits, unlocks) and goes away, and only then does the rescuer
+   * take the worker's presence lock and the job's lock. The lock is free, so only the re-check of the row under the lock stops a second run. The
    * rescuer's lock function is hooked (a function of the same name earlier on its search_path) to
    * wait on a gate the test holds, which pins the interleaving.
    */
@@ -173,18 +173,16 @@ class JobOwnershipFaultsTest {
     CountDownLatch startedOnA = new CountDownLatch(1);
     CountDownLatch finishA = new CountDownLatch(1);
     AtomicInteger runs = new AtomicInteger();
-    f.closeLater(worker(jobsA).rescueInterval(Duration.ofHours(1)).handler("work", Object.class, (p, job) -> {
-      runs.incrementAndGet();
-      startedOnA.countDown();
-      finishA.await();
-    }).start());
+    JobWorker workerA = f.closeLater(worker(jobsA).rescueInterval(Duration.ofHours(1))
+        .handler("work", Object.class, (p, job) -> {
+          runs.incrementAndGet();
+          startedOnA.countDown();
+          finishA.await();
+        }).start());
     long id = jobsA.enqueue(f.job("work", null)).id();
     assertThat(startedOnA.await(30, TimeUnit.SECONDS)).isTrue();
 
     try (Connection gateHolder = TestDatabase.get().connect()) {
-      try (Statement s = gateHolder.createStatement()) {
-        s.execute("SELECT pg_advisory_lock(" + gate + ")");
-      }
       // B: a worker whose sessions resolve pg_try_advisory_lock to the hook
       PGSimpleDataSource hooked = new PGSimpleDataSource();
       hooked.setURL(TestDatabase.get().jdbcUrl());
@@ -198,10 +196,16 @@ class JobOwnershipFaultsTest {
       Map<Long, Integer> ranOnB = new ConcurrentHashMap<>();
       f.closeLater(worker(jobsB).handler("work", Object.class, (p, job) -> ranOnB.put(job.id(), job.attempt()))
           .handler("sentinel", Object.class, (p, job) -> ranOnB.put(job.id(), job.attempt())).start());
+      // B runs, its rescues finding A alive (A's presence lock held); from now on B's next lock try waits
+      // at the gate
+      try (Statement s = gateHolder.createStatement()) {
+        s.execute("SELECT pg_advisory_lock(" + gate + ")");
+      }
       // B's rescue read the job as running and now waits in the hook, before taking its lock
       Await.until("B's rescue waits at the gate", WAIT, () -> waitsOnGate(gate));
       finishA.countDown();
       Await.until("A recorded its outcome and unlocked", WAIT, () -> f.count("state = 'succeeded'") == 1);
+      workerA.close(); // and then its session ends: to B's rescue, A is gone and the job's lock is free
       try (Statement s = gateHolder.createStatement()) {
         s.execute("SELECT pg_advisory_unlock(" + gate + ")");
       }

@@ -15,8 +15,9 @@ import java.util.List;
  * The advisory mode: one leased session per worker (a connection set up like pglock's lock sessions)
  * holds the advisory lock of every job the worker runs; the outcome's statement releases it.
  *
- * <p>The owner written into a claimed row is a random number drawn per session: a rescue skips rows
- * of its own session (an advisory lock is re-entrant, so its own try would succeed on them).
+ * <p>The owner written into a claimed row is a random number drawn per session, whose presence lock
+ * the session holds for its life: a rescue tries that lock once per owner to learn whether it is
+ * gone, and skips its own session's rows (an advisory lock is re-entrant: its own try would succeed).
  */
 final class AdvisoryClaims extends StatementClaims {
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -27,6 +28,7 @@ final class AdvisoryClaims extends StatementClaims {
   private final DefaultJobQueue jobs;
   private final boolean keyed;
   private final long slotBase;
+  private final long presenceBase;
   private volatile LeasedSession session;
   private long owner;
   /** The rescue's cursor: it looks at running rows with a larger id next (0: from the start). */
@@ -37,6 +39,7 @@ final class AdvisoryClaims extends StatementClaims {
     this.jobs = jobs;
     this.keyed = config.concurrencyPerKey() > 0;
     this.slotBase = DefaultJobQueue.slotBase(jobs.locks().config().schema());
+    this.presenceBase = DefaultJobQueue.presenceBase(jobs.locks().config().schema());
   }
 
   @Override
@@ -46,13 +49,37 @@ final class AdvisoryClaims extends StatementClaims {
   }
 
   @Override
-  public void open() {
+  public void open() throws SQLException {
     if (!needsOpen()) {
       return;
     }
     close();
-    session = jobs.locks().leasedSession("jobs");
-    owner = RANDOM.nextLong() | 1; // never 0, never the null of a row without owner
+    LeasedSession opened = jobs.locks().leasedSession("jobs");
+    try {
+      // the presence lock, held for the session's life: others learn from it that this owner lives
+      long drawn = 0;
+      for (int tries = 0; tries < 5 && drawn == 0; tries++) {
+        long candidate = RANDOM.nextLong() | 1; // never 0, never the null of a row without owner
+        boolean got = opened.call(c -> {
+          try (PreparedStatement ps = c.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
+            ps.setLong(1, presenceBase ^ candidate);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getBoolean(1);
+            }
+          }
+        });
+        drawn = got ? candidate : 0;
+      }
+      if (drawn == 0) {
+        throw new SQLException("no free presence key after 5 random draws");
+      }
+      owner = drawn;
+      session = opened;
+    } catch (SQLException | RuntimeException e) {
+      opened.close();
+      throw e;
+    }
   }
 
   @Override
@@ -64,6 +91,7 @@ final class AdvisoryClaims extends StatementClaims {
   @Override
   public int reconcile(List<RunningJob> running) throws SQLException {
     java.util.Set<Long> owned = new java.util.HashSet<>();
+    owned.add(presenceBase ^ owner);
     for (RunningJob job : running) {
       if (job.owner() == owner) {
         owned.add(keyBase ^ job.id());
@@ -212,15 +240,18 @@ final class AdvisoryClaims extends StatementClaims {
         int i = 1;
         ps.setString(i++, config.queue());
         ps.setLong(i++, owner);
+        ps.setLong(i++, presenceBase);
+        ps.setString(i++, config.queue());
         ps.setLong(i++, rescueAfter);
         ps.setLong(i++, keyBase);
         i = bindBack(c, ps, i, LOST);
-        ps.setLong(i, keyBase);
+        ps.setLong(i++, keyBase);
+        ps.setLong(i, presenceBase);
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
           // a full batch: go on from its last id next time; else start over
-          long last = rs.getLong(4);
-          rescueAfter = rs.getInt(3) < JobSql.RESCUE_BATCH || rs.wasNull() ? 0 : last;
+          long last = rs.getLong(5);
+          rescueAfter = rs.getInt(4) < JobSql.RESCUE_BATCH || rs.wasNull() ? 0 : last;
           return rs.getInt(1);
         }
       }

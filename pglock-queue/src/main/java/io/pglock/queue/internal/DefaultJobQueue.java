@@ -87,6 +87,11 @@ public final class DefaultJobQueue implements JobQueue {
     return LockKey.named("pglock-jobs", schema + ":slots").int64();
   }
 
+  /** The base of the presence keys of a schema: a worker session holds {@code base # owner} for its life. */
+  static long presenceBase(String schema) {
+    return LockKey.named("pglock-jobs", schema + ":workers").int64();
+  }
+
   /** The NOTIFY channel of a schema's job table: a plain identifier whatever the schema's name. */
   static String channel(String schema) {
     CRC32 crc = new CRC32();

@@ -154,17 +154,28 @@ final class JobSql {
         + " run_at = now(), owner = NULL, lease_until = NULL,"
         + " errors = j.errors || jsonb_build_array(jsonb_build_object('attempt', j.attempt, 'at', now(), 'node', j.node,"
         + "   'class', 'io.pglock.queue.WorkerLost', 'message', ? || ?, 'stack', NULL))";
-    // Running rows of other owners in id order from a cursor, a thousand at a time, so that with more
-    // running jobs than that every one is looked at within a few rounds. Only rows owned through an
-    // advisory lock (lease_until null): a lease-mode worker's job holds no lock and is not free.
-    rescueAdvisory = "WITH cand AS MATERIALIZED (SELECT id, attempt FROM " + job
-        + "   WHERE queue = ? AND state = 'running' AND lease_until IS NULL AND owner IS DISTINCT FROM ?"
+    // Which owners are gone: every worker session holds a presence lock (presenceBase # owner) for its
+    // whole life, so one try per distinct owner of running rows tells, however many jobs each runs
+    // (an index-only scan of job_running). The jobs of gone owners, a thousand at a time, are then
+    // taken one by one under their own lock with the double-check, as a job's owner may have finished
+    // it (and unlocked it) before dying. Only rows owned through advisory locks (lease_until null): a
+    // lease-mode worker's job holds none. With more than a thousand such rows, a cursor (the last id
+    // seen) takes the rescue past any it cannot lock.
+    rescueAdvisory = "WITH owners AS MATERIALIZED (SELECT DISTINCT owner FROM " + job
+        + "   WHERE queue = ? AND state = 'running' AND lease_until IS NULL AND owner IS DISTINCT FROM ?)"
+        + ", gone AS MATERIALIZED (SELECT owner FROM owners"
+        + "   WHERE CASE WHEN owner IS NULL THEN true ELSE pg_try_advisory_lock(? # owner) END)"
+        + ", cand AS MATERIALIZED (SELECT id, attempt FROM " + job
+        + "   WHERE queue = ? AND state = 'running' AND lease_until IS NULL"
+        + "   AND (owner IS NULL AND EXISTS (SELECT 1 FROM gone WHERE gone.owner IS NULL)"
+        + "     OR owner IN (SELECT owner FROM gone WHERE owner IS NOT NULL))"
         + "   AND id > ? ORDER BY id LIMIT " + RESCUE_BATCH + ")"
         + ", locked AS MATERIALIZED (SELECT id, attempt FROM cand WHERE pg_try_advisory_lock(? # id))"
         + ", freed AS (UPDATE " + job + " j" + back
         + "   FROM locked l WHERE j.id = l.id AND j.state = 'running' AND j.attempt = l.attempt RETURNING j.id)"
         + ", n AS MATERIALIZED (SELECT count(*) AS freed FROM freed)"
         + " SELECT n.freed, (SELECT count(*) FILTER (WHERE pg_advisory_unlock(? # l.id)) FROM locked l),"
+        + " (SELECT count(*) FILTER (WHERE pg_advisory_unlock(? # g.owner)) FROM gone g WHERE g.owner IS NOT NULL),"
         + " (SELECT count(*) FROM cand), (SELECT max(id) FROM cand) FROM n";
     rescueLease = "WITH x AS MATERIALIZED (SELECT id FROM " + job
         + "   WHERE queue = ? AND state = 'running' AND lease_until < now() LIMIT 1000 FOR UPDATE SKIP LOCKED)"
