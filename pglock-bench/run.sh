@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Runs the pglock benchmarks (B1..B10) and prints baseline, pglock, ratio, goal and PASS/MISS.
+# Runs the pglock benchmarks (B1..B11) and prints baseline, pglock, ratio, goal and PASS/MISS.
 #   pglock-bench/run.sh [--url jdbc:postgresql://127.0.0.1:5432/test] [--only B1,B3] [--seconds 1] [--rounds 10]
 #                        [--trials 20] [--idle-seconds 10] [--b9-seconds 180] [--b10-jobs 100000] [--b10-workers 8]
+#                        [--b11-scale 1]
 # Builds the runnable jar first if it is missing or older than any source or pom. For B8 (leader
 # failover against Curator on ZooKeeper), installs the Debian package zookeeper if it is missing and
 # this is root; without it B8's Curator rows say "not run". B9 runs a PostgreSQL server of its own
 # from the system's binaries (/usr/lib/postgresql/*/bin, or PGLOCK_PG_BIN), as the OS user postgres
-# when run as root. B10 (queue burn-down against db-scheduler and JobRunr) uses the --url database, in
-# schemas of its own (b10_dbscheduler, b10_jobrunr) that it drops afterwards; a quick run:
-# --only B10 --b10-jobs 5000.
+# when run as root. B10 (queue burn-down: pglock's job queue in its two claim modes against db-scheduler
+# and JobRunr) uses the --url database: the peers in schemas of their own (b10_dbscheduler, b10_jobrunr)
+# that it drops afterwards, pglock in pglock.job (migrated if missing) on queues of its own whose rows it
+# deletes afterwards; a quick run: --only B10 --b10-jobs 5000. B11 (queue latencies: enqueue, wake-up,
+# SIGKILL to re-run) uses pglock.job the same way and starts worker JVMs of its own to kill; under a
+# minute, --b11-scale 4 for a longer run.
 # JAVA_OPTS is passed to the JVM.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,7 +20,8 @@ root="$(dirname "$here")"
 jar="$here/target/pglock-bench.jar"
 
 if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/pglock-core/pom.xml" "$root/pglock-core/src/main" \
-    "$root/pglock-scheduler/pom.xml" "$root/pglock-scheduler/src/main" "$root/pglock-testing/pom.xml" \
+    "$root/pglock-scheduler/pom.xml" "$root/pglock-scheduler/src/main" "$root/pglock-queue/pom.xml" \
+    "$root/pglock-queue/src/main" "$root/pglock-testing/pom.xml" \
     "$root/pglock-testing/src/main" "$here/pom.xml" "$here/src/main" -newer "$jar" -type f -print -quit)" ]]; then
   echo "building $jar ..." >&2
   (cd "$root" && ./mvnw -q -pl pglock-bench -am package -DskipTests)

@@ -1,6 +1,7 @@
 package io.pglock.bench;
 
 import io.pglock.bench.B10Report.Outcome;
+import io.pglock.queue.ClaimMode;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -15,12 +16,16 @@ import java.util.concurrent.locks.LockSupport;
  * jobs queued before its clock starts, then runs them with {@code workers} workers as fast as it
  * goes; the figure is jobs/s, from the call that starts the workers until the last job is recorded
  * done in the system's own tables. After each burn-down, the dead tuples and size of the tables that
- * held the queue ({@link TableStats}). The contenders run one after the other, never at once, each in
- * a schema of its own that it drops at the end.
+ * held the queue ({@link TableStats}). The contenders run one after the other, never at once: the
+ * peers each in a schema of its own that it drops at the end, pglock on a queue of its own in its
+ * shared table {@code pglock.job}, whose rows it deletes at the end.
  *
- * <p>The peers so far are db-scheduler ({@link DbSchedulerBurnDown}) and JobRunr
- * ({@link JobRunrBurnDown}); pglock's own queues join {@link #contenders}. No goal yet: the row is
- * informational.
+ * <p>The peers are db-scheduler ({@link DbSchedulerBurnDown}) and JobRunr ({@link JobRunrBurnDown});
+ * pglock's queue runs twice ({@link PglockBurnDown}), in its default advisory mode and in its lease
+ * mode (SKIP LOCKED and a lease, for transaction-mode poolers), on its own table {@code pglock.job},
+ * shared with other queues. Goals: advisory mode at least {@value #GOAL_OVER_PEERS}x db-scheduler's
+ * and JobRunr's jobs/s, and at least {@value #GOAL_OVER_LEASE}x the lease mode's (the advisory
+ * locks must not cost throughput).
  */
 final class B10BurnDown implements Benchmark {
   static final int FULL_JOBS = 100_000;
@@ -34,6 +39,10 @@ final class B10BurnDown implements Benchmark {
   static final Duration SESSIONS_END = Duration.ofSeconds(10);
   /** Every contender session's application_name starts with {@code <runPrefix>-} and this. */
   static final String SESSION_NAME = "b10-";
+  /** pglock's advisory mode over each peer, jobs/s. */
+  static final double GOAL_OVER_PEERS = 2.0;
+  /** pglock's advisory mode over its lease mode, jobs/s. */
+  static final double GOAL_OVER_LEASE = 0.9;
 
   @Override
   public String id() {
@@ -42,12 +51,18 @@ final class B10BurnDown implements Benchmark {
 
   @Override
   public String title() {
-    return "queue burn-down: no-op jobs queued beforehand, run by N workers, jobs/s: db-scheduler and JobRunr";
+    return "queue burn-down: no-op jobs queued beforehand, run by N workers, jobs/s: pglock (advisory, lease) vs"
+        + " db-scheduler and JobRunr";
   }
 
-  /** The contenders, run one after the other in this order. pglock's queues are added here. */
+  /**
+   * The contenders, run one after the other in this order: pglock's advisory mode right after
+   * db-scheduler and before its lease mode, so that the goals' ratios compare burn-downs a few seconds
+   * apart (a shared machine's load drifts over JobRunr's minute or two).
+   */
   static List<BurnDownContender> contenders(Db db, int workers) {
-    return List.of(new DbSchedulerBurnDown(db, workers), new JobRunrBurnDown(db, workers));
+    return List.of(new DbSchedulerBurnDown(db, workers), new PglockBurnDown(db, workers, ClaimMode.ADVISORY),
+        new PglockBurnDown(db, workers, ClaimMode.LEASE), new JobRunrBurnDown(db, workers));
   }
 
   /** The application_name prefix of every contender session (for LIKE, with a % after it). */
@@ -84,7 +99,7 @@ final class B10BurnDown implements Benchmark {
     try {
       out = measure(db, c, jobs, monitor);
     } catch (Exception e) {
-      out = new Outcome(c.name(), c.peer(), c.settings(), null, 0, null, 0, String.valueOf(e));
+      out = new Outcome(c.name(), c.peer(), c.settings(), null, null, null, 0, String.valueOf(e));
       System.out.printf(" ERROR %s%n", e);
       e.printStackTrace(System.out);
     }
@@ -103,14 +118,14 @@ final class B10BurnDown implements Benchmark {
     // statistics for the planner, as autovacuum would gather them within a minute of a bulk insert: a
     // queue's fetch query planned on an unanalysed table of 100,000 rows measures the planner, not the queue
     analyze(monitor, c.tables());
-    long bytesBefore = TableStats.of(monitor, c.tables()).bytes();
+    TableStats before = TableStats.of(monitor, c.tables());
     System.out.printf(" %.1f s; burn-down ...", prepare);
     System.out.flush();
     BurnDownContender.BurnDown b = c.burnDown(STALL);
     awaitSessionsEnded(db, monitor);
     TableStats after = TableStats.of(monitor, c.tables());
     System.out.printf(" %.2f s, %.0f jobs/s%n", b.done().toNanos() / 1e9, b.jobsPerSecond());
-    return new Outcome(c.name(), c.peer(), c.settings(), b, bytesBefore, after, prepare, null);
+    return new Outcome(c.name(), c.peer(), c.settings(), b, before, after, prepare, null);
   }
 
   private static void analyze(Connection monitor, List<String> tables) throws SQLException {
@@ -124,11 +139,13 @@ final class B10BurnDown implements Benchmark {
   /**
    * Waits until no session of the contender's is left: a backend adds its table counts to
    * {@code pg_stat_user_tables} when it exits (and otherwise only every second or so, when idle).
+   * pglock's sessions show as {@code pglock:<node>:...} while pglock uses them, so both names count.
    */
   private static void awaitSessionsEnded(Db db, Connection monitor) throws SQLException, InterruptedException {
     long deadline = System.nanoTime() + SESSIONS_END.toNanos();
     int left;
-    while ((left = Db.countSessions(monitor, sessionPrefix(db) + "%")) > 0) {
+    while ((left = Db.countSessions(monitor, sessionPrefix(db) + "%")
+        + Db.countSessions(monitor, "pglock:" + sessionPrefix(db) + "%")) > 0) {
       if (System.nanoTime() - deadline > 0) {
         throw new IllegalStateException(left + " session(s) named " + sessionPrefix(db) + "* still open "
             + SESSIONS_END.toSeconds() + " s after the burn-down");

@@ -6,14 +6,14 @@ import java.util.Set;
 
 /** Command-line options of {@link BenchMain}. Immutable. */
 record BenchOptions(String url, String user, String password, Set<String> only, double seconds, int rounds,
-    int b4Locks, int trials, double idleSeconds, int b9Seconds, int b10Jobs, int b10Workers) {
+    int b4Locks, int trials, double idleSeconds, int b9Seconds, int b10Jobs, int b10Workers, int b11Scale) {
 
   static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test";
 
   static final String USAGE = """
-      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B10]
+      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B11]
                     [--seconds N] [--rounds N] [--b4-locks N] [--trials N] [--idle-seconds N]
-                    [--b9-seconds N] [--b10-jobs N] [--b10-workers N]
+                    [--b9-seconds N] [--b10-jobs N] [--b10-workers N] [--b11-scale N]
         --url       database to run against (default %s); session-level advisory
                     locks are taken on keys drawn at random, so use a database nobody depends on
         --user      user, unless the URL names one (default postgres)
@@ -26,21 +26,26 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
                     lease + 5 s for the loss to show); B8: trials per system, setting and fault
                     (default 20; below 10, the peers run at tuned settings only); B9: below 10,
                     the short run (%d s of faults instead of %d s); B10: below 10, %d jobs
-                    instead of %d
+                    instead of %d; B11: below 10, %d wake-up samples, %d SIGKILL trials and
+                    %d enqueue rounds instead of %d, %d and %d
         --idle-seconds  B5: length of one idle window for the CPU figure, per side (default 10)
         --b9-seconds  B9: length of the run with faults, whatever --trials says (default: by --trials)
         --b10-jobs  B10: no-op jobs queued for each contender's burn-down, whatever --trials says
                     (default: by --trials)
         --b10-workers  B10: workers of every contender (default %d)
+        --b11-scale  B11: N times the default counts (%d wake-up samples, %d SIGKILL trials, %d
+                    enqueue rounds), whatever --trials says (default: by --trials)
       """.formatted(DEFAULT_URL, B9ScheduledSlots.SHORT_RUN.toSeconds(), B9ScheduledSlots.FULL_RUN.toSeconds(),
-          B10BurnDown.SHORT_JOBS, B10BurnDown.FULL_JOBS, B10BurnDown.DEFAULT_WORKERS);
+          B10BurnDown.SHORT_JOBS, B10BurnDown.FULL_JOBS, B11QueueLatencies.SHORT_SAMPLES, B11QueueLatencies.SHORT_KILLS,
+          B11QueueLatencies.SHORT_ROUNDS, B11QueueLatencies.SAMPLES, B11QueueLatencies.KILLS, B11QueueLatencies.ROUNDS,
+          B10BurnDown.DEFAULT_WORKERS, B11QueueLatencies.SAMPLES, B11QueueLatencies.KILLS, B11QueueLatencies.ROUNDS);
 
   static BenchOptions parse(String[] args) {
     String url = DEFAULT_URL;
     String user = "postgres";
     String password = null;
     Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9",
-        "B10"));
+        "B10", "B11"));
     double seconds = 1;
     int rounds = 10;
     int b4Locks = 10_000;
@@ -49,6 +54,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
     int b9Seconds = 0;
     int b10Jobs = 0;
     int b10Workers = B10BurnDown.DEFAULT_WORKERS;
+    int b11Scale = 0;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (a.equals("-h") || a.equals("--help")) {
@@ -73,8 +79,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
           only = new LinkedHashSet<>();
           for (String id : value.split(",")) {
             String b = id.trim().toUpperCase(Locale.ROOT);
-            if (!b.matches("B([1-9]|10)")) {
-              throw new IllegalArgumentException("--only takes B1 to B10, comma-separated: " + value);
+            if (!b.matches("B([1-9]|1[01])")) {
+              throw new IllegalArgumentException("--only takes B1 to B11, comma-separated: " + value);
             }
             only.add(b);
           }
@@ -127,6 +133,12 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
             throw new IllegalArgumentException("--b10-workers must be between 1 and 64: " + value);
           }
         }
+        case "--b11-scale" -> {
+          b11Scale = Integer.parseInt(value);
+          if (b11Scale < 1 || b11Scale > 100) {
+            throw new IllegalArgumentException("--b11-scale must be between 1 and 100: " + value);
+          }
+        }
         default -> throw new IllegalArgumentException("unknown option " + a);
       }
     }
@@ -134,7 +146,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
       throw new IllegalArgumentException("--url must be a jdbc:postgresql: URL: " + url);
     }
     return new BenchOptions(url, user, password, Set.copyOf(only), seconds, rounds, b4Locks, trials,
-        idleSeconds, b9Seconds, b10Jobs, b10Workers);
+        idleSeconds, b9Seconds, b10Jobs, b10Workers, b11Scale);
   }
 
   long roundNanos() {

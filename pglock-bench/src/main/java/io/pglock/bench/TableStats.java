@@ -54,6 +54,15 @@ record TableStats(long dead, long rows, long updates, long hotUpdates, long dele
     return new TableStats(dead, rows, upd, hot, del, vac, bytes);
   }
 
+  /**
+   * {@return these figures with the counters (updates, HOT updates, deletes, autovacuums) taken since
+   * {@code before}: what happened in between, on a table that may have been in use long before}
+   */
+  TableStats since(TableStats before) {
+    return new TableStats(dead, rows, updates - before.updates, hotUpdates - before.hotUpdates,
+        deletes - before.deletes, autovacuums - before.autovacuums, bytes);
+  }
+
   static String mib(long bytes) {
     return Report.fmt("%.1f MiB", bytes / (1024.0 * 1024.0));
   }

@@ -1,0 +1,202 @@
+package io.pglock.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.pglock.PgLockSchema;
+import io.pglock.PgLocks;
+import io.pglock.queue.ClaimMode;
+import io.pglock.queue.JobQueue;
+import io.pglock.queue.JobRequest;
+import io.pglock.queue.JobWorker;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * pglock's job queue in B10 ({@code pglock-queue}), in one of its two claim modes: a
+ * {@link JobQueue} on a {@link PgLocks} over a HikariCP pool of the peers' size, one worker
+ * ({@code JobQueue.worker(queue)}) with {@code concurrency(workers)} handler threads, the rest at
+ * its defaults. The {@code jobs} no-op jobs ({@value #KIND}, payload the job's number) go in with
+ * {@code enqueueAll} in batches of {@value #BATCH} before the clock starts; the clock starts with
+ * {@code JobWorkerBuilder.start()}, which opens the worker's connection (and, in advisory mode, the
+ * queue's LISTEN connection) and claims at once.
+ *
+ * <p>The two modes: {@link ClaimMode#ADVISORY} (the default: a claim's {@code FOR UPDATE SKIP LOCKED}
+ * plus a session advisory lock per running job on the worker's own connection; the outcomes of
+ * finished jobs and the next claim go in one round trip) and {@link ClaimMode#LEASE} (for
+ * transaction-mode poolers: {@code FOR UPDATE SKIP LOCKED} and a {@code lease_until}; every round trip
+ * borrows a pooled connection, outcomes and claim are two statements; LISTEN off, as its default).
+ *
+ * <p>The job table is pglock's own, {@code pglock.job} ({@code PgLockSchema.migrate(pool, "pglock")}),
+ * shared with every other user of the database: each contender works a queue of its own
+ * ({@code b10-<pid>-<mode>}), whose rows it deletes at the end. Before the insert it runs
+ * {@code VACUUM pglock.job}, so that the table's dead tuples after the burn-down are mostly the
+ * burn-down's (and so that the second contender does not pay for the first one's dead rows); the
+ * {@code pg_stat_user_tables} figures are still the whole table's, other queues' work included.
+ *
+ * <p>"Done": every row of its queue finished (none available, retryable or running: the job table's
+ * partial indexes answer that at once), then checked: all {@code jobs} rows {@code succeeded}.
+ */
+final class PglockBurnDown implements BurnDownContender {
+  static final String ADVISORY = "pglock advisory";
+  static final String LEASE = "pglock SKIP LOCKED/lease";
+  static final String SCHEMA = PgLockSchema.DEFAULT_SCHEMA;
+  static final String TABLE = SCHEMA + ".job";
+  static final String KIND = "b10-noop";
+  static final int BATCH = 1_000;
+
+  private final Db db;
+  private final int workers;
+  private final ClaimMode mode;
+  private final String tag;
+  private final String queue;
+  private int jobs;
+  private BurnDownProgress progress;
+  private HikariDataSource pool;
+  private PgLocks locks;
+  private JobQueue queueClient;
+  private JobWorker worker;
+
+  PglockBurnDown(Db db, int workers, ClaimMode mode) {
+    this.db = db;
+    this.workers = workers;
+    this.mode = mode;
+    this.tag = mode == ClaimMode.ADVISORY ? "advisory" : "lease";
+    this.queue = "b10-" + ProcessHandle.current().pid() + "-" + tag;
+  }
+
+  @Override
+  public String name() {
+    return mode == ClaimMode.ADVISORY ? ADVISORY : LEASE;
+  }
+
+  @Override
+  public boolean peer() {
+    return false;
+  }
+
+  @Override
+  public String settings() {
+    return Report.fmt("JobQueue.builder(PgLocks on the pool).build(); worker(\"%s\").concurrency(%d).claimMode(%s)"
+        + " (listen %s, pollInterval 1 s, rescueInterval 250 ms, lease 30 s: defaults); handler(\"%s\","
+        + " Integer.class, no-op); jobs enqueued with enqueueAll in batches of %d; HikariCP pool of %d; table %s"
+        + " (pglock's, shared with other queues: VACUUM before the insert, the queue's rows deleted after); done = no"
+        + " row of the queue available, retryable or running, then all %s", queue, workers, mode,
+        mode == ClaimMode.ADVISORY ? "on" : "off", KIND, BATCH, B10BurnDown.poolSize(workers), TABLE,
+        "succeeded");
+  }
+
+  @Override
+  public void prepare(int jobs) throws Exception {
+    this.jobs = jobs;
+    progress = new BurnDownProgress(jobs);
+    pool = db.hikari(B10BurnDown.SESSION_NAME + "pglock-" + tag, B10BurnDown.poolSize(workers));
+    PgLockSchema.migrate(pool, SCHEMA);
+    deleteRowsAndVacuum();
+    locks = pgLocks();
+    queueClient = JobQueue.builder(locks).build();
+    List<JobRequest> batch = new ArrayList<>(BATCH);
+    for (int i = 0; i < jobs; i++) {
+      batch.add(JobRequest.of(KIND, i).queue(queue));
+      if (batch.size() == BATCH || i == jobs - 1) {
+        queueClient.enqueueAll(batch);
+        batch.clear();
+      }
+    }
+  }
+
+  /**
+   * On the pool (lease mode borrows a connection per round trip), as node
+   * {@code bench-<pid>-b10-pglock-<mode>}: its sessions show as {@code pglock:bench-<pid>-b10-...}
+   * while pglock uses them, which B10 waits for too.
+   */
+  private PgLocks pgLocks() {
+    return PgLocks.builder(pool).nodeName(db.nodeName(B10BurnDown.SESSION_NAME + "pglock-" + tag))
+        .namespace("b10").build();
+  }
+
+  @Override
+  public BurnDown burnDown(Duration stall) throws Exception {
+    BurnDownProgress p = progress;
+    try (Connection poll = db.connect(B10BurnDown.sessionPrefix(db) + "pglock-poll")) {
+      progress.start();
+      worker = queueClient.worker(queue)
+          .concurrency(workers)
+          .claimMode(mode)
+          .handler(KIND, Integer.class, (payload, ctx) -> p.handled())
+          .start();
+      progress.awaitHandled(stall);
+      long done = BurnDownProgress.awaitRecorded(poll, "SELECT NOT EXISTS (SELECT 1 FROM " + TABLE
+          + " WHERE queue = '" + queue + "' AND state IN ('available', 'retryable', 'running'))", stall);
+      checkAllSucceeded(poll);
+      return progress.result(done);
+    } finally {
+      stop();
+    }
+  }
+
+  private void checkAllSucceeded(Connection c) throws Exception {
+    try (PreparedStatement ps = c.prepareStatement("SELECT state, count(*) FROM " + TABLE
+        + " WHERE queue = ? GROUP BY state ORDER BY state")) {
+      ps.setString(1, queue);
+      StringBuilder states = new StringBuilder();
+      long succeeded = 0;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          states.append(states.length() == 0 ? "" : ", ").append(rs.getString(1)).append(' ').append(rs.getLong(2));
+          if (rs.getString(1).equals("succeeded")) {
+            succeeded = rs.getLong(2);
+          }
+        }
+      }
+      if (succeeded != jobs) {
+        throw new IllegalStateException("queue " + queue + " finished, but not every job succeeded: " + states);
+      }
+    }
+  }
+
+  @Override
+  public List<String> tables() {
+    return List.of(TABLE);
+  }
+
+  private void deleteRowsAndVacuum() throws Exception {
+    try (Connection c = db.connect(B10BurnDown.sessionPrefix(db) + "pglock-setup")) {
+      try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + TABLE + " WHERE queue = ?")) {
+        ps.setString(1, queue);
+        ps.executeUpdate();
+      }
+      try (Statement s = c.createStatement()) {
+        s.execute("VACUUM " + TABLE);
+      }
+    }
+  }
+
+  private void stop() {
+    if (worker != null) {
+      worker.close();
+      worker = null;
+    }
+    if (queueClient != null) {
+      queueClient.close();
+      queueClient = null;
+    }
+    if (locks != null) {
+      locks.close();
+      locks = null;
+    }
+    if (pool != null) {
+      pool.close();
+      pool = null;
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    stop();
+    deleteRowsAndVacuum();
+  }
+}
