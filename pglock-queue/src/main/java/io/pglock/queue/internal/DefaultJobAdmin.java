@@ -186,7 +186,7 @@ public final class DefaultJobAdmin implements JobAdmin {
           + " run_at = now(), finished_at = NULL, cancel_requested_at = NULL,"
           + " max_attempts = CASE WHEN max_attempts IS NOT NULL AND attempt >= max_attempts THEN attempt + 1"
           + "   ELSE max_attempts END"
-          + " WHERE id = ? AND state IN ('discarded', 'cancelled') RETURNING id, pg_notify(?, queue || ' 0')")) {
+          + " WHERE id = ? AND state IN ('discarded', 'cancelled') RETURNING id, pg_notify(?, queue || ' 0 0')")) {
         ps.setLong(1, id);
         ps.setString(2, channel);
         try (ResultSet rs = ps.executeQuery()) {

@@ -216,29 +216,37 @@ public final class DefaultJobQueue implements JobQueue {
     return worker;
   }
 
-  /** A notification: {@code "<queue> <due epoch ms>"} from an enqueue, or {@code "cancel <id>"} from a cancel. */
+  /**
+   * A notification: {@code "<queue> <due> <sent>"} from an enqueue (epoch ms by the database's clock:
+   * the earliest run-at, and when it was sent; 0 0 from a retry: now), or {@code "\u0001cancel <id>"}
+   * from a cancel.
+   */
   private void notified(String payload) {
-    int space = payload.lastIndexOf(' ');
-    if (space <= 0) {
-      return;
-    }
-    String head = payload.substring(0, space);
-    long value;
     try {
-      value = Long.parseLong(payload.substring(space + 1));
-    } catch (NumberFormatException e) {
-      return;
-    }
-    if (head.equals(DefaultJobAdmin.CANCEL)) {
+      if (payload.startsWith(DefaultJobAdmin.CANCEL + " ")) {
+        long id = Long.parseLong(payload.substring(DefaultJobAdmin.CANCEL.length() + 1));
+        for (DefaultJobWorker w : workers) {
+          w.cancelRequested(id);
+        }
+        return;
+      }
+      int last = payload.lastIndexOf(' ');
+      int before = last <= 0 ? -1 : payload.lastIndexOf(' ', last - 1);
+      if (before <= 0) {
+        return;
+      }
+      String queue = payload.substring(0, before);
+      long due = Long.parseLong(payload.substring(before + 1, last));
+      long sent = Long.parseLong(payload.substring(last + 1));
+      // how far ahead by the database's clock, so that a skew of this host's clock does not matter
+      long local = due <= sent ? 0 : System.currentTimeMillis() + (due - sent);
       for (DefaultJobWorker w : workers) {
-        w.cancelRequested(value);
+        if (w.queue().equals(queue)) {
+          w.dueAt(local);
+        }
       }
-      return;
-    }
-    for (DefaultJobWorker w : workers) {
-      if (w.queue().equals(head)) {
-        w.dueAt(value);
-      }
+    } catch (NumberFormatException e) {
+      // not one of ours
     }
   }
 

@@ -40,8 +40,9 @@ final class JobSql {
         + "), note AS MATERIALIZED ("
         // one notification per queue and statement, with the earliest run-at: a worker wakes at once for a
         // due job, and sets a timer for a later one (rounded up: waking early would find nothing)
-        + " SELECT count(pg_notify(?, q.queue || ' ' || q.due)) AS n FROM ("
-        + "   SELECT queue, ceil(extract(epoch FROM min(run_at)) * 1000)::bigint AS due FROM ins GROUP BY queue) q"
+        + " SELECT count(pg_notify(?, q.queue || ' ' || q.due || ' ' || q.sent)) AS n FROM ("
+        + "   SELECT queue, ceil(extract(epoch FROM min(run_at)) * 1000)::bigint AS due,"
+        + "   floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS sent FROM ins GROUP BY queue) q"
         + ") SELECT ins.id, ins.unique_key FROM note, ins ORDER BY ins.id";
     existingUnique = "SELECT id, unique_key FROM " + job
         + " WHERE unique_key = ANY (?::text[]) AND state IN ('available', 'running', 'retryable')";
@@ -53,7 +54,11 @@ final class JobSql {
         + "   WHERE m.kind = j.kind), ?), lease_until = ";
     String taken = " RETURNING j.id, j.kind, j.payload::text, j.attempt, j.max_attempts,"
         + " j.cancel_requested_at IS NOT NULL, j.concurrency_key";
-    String candidates = "SELECT id FROM " + job
+    // The claim's UPDATE finds its rows by the ctid the row-locking selection returned (a row locked
+    // FOR UPDATE cannot move meanwhile): a TID scan whatever the statistics, never a look-up by id in
+    // job_available, whose dead entries after a burst made claims slow, and a plan that stays good
+    // when the server switches the prepared statement to a generic plan.
+    String candidates = "SELECT id, ctid FROM " + job
         + " WHERE queue = ? AND state IN ('available', 'retryable') AND run_at <= now() AND kind = ANY (?::text[])"
         + " ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
     // Advisory: the row lock (SKIP LOCKED) keeps workers off each other's candidates for the length of
@@ -61,9 +66,10 @@ final class JobSql {
     // The UPDATE re-checks the state under both locks (the double-check), and whatever was locked but
     // not taken is unlocked before the statement ends, only after the UPDATE has run to completion.
     claimAdvisory = "WITH cand AS MATERIALIZED (" + candidates + ")"
-        + ", locked AS MATERIALIZED (SELECT id FROM cand WHERE pg_try_advisory_lock(? # id))"
+        + ", locked AS MATERIALIZED (SELECT id, ctid FROM cand WHERE pg_try_advisory_lock(? # id))"
         + ", taken AS (UPDATE " + job + " j" + claimed + "NULL"
-        + "   FROM locked WHERE j.id = locked.id AND j.state IN ('available', 'retryable')" + taken + ")"
+        + "   FROM locked WHERE j.ctid = locked.ctid AND j.id = locked.id AND j.state IN ('available', 'retryable')"
+        + taken + ")"
         + ", freed AS MATERIALIZED (SELECT count(pg_advisory_unlock(? # l.id)) AS n FROM locked l"
         + "   WHERE NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = l.id))"
         + " SELECT t.* FROM freed LEFT JOIN taken t ON true";
@@ -72,11 +78,11 @@ final class JobSql {
     // holds already (a lock is re-entrant: its own try would succeed), and only for the first job of
     // each key in a batch. Every try sits in a CASE so that it runs only when it must. A slot taken for
     // a job not taken in the end is unlocked in the same statement, like the job's own lock.
-    String keyedCandidates = "SELECT id, concurrency_key, priority, run_at FROM " + job
+    String keyedCandidates = "SELECT id, ctid, concurrency_key, priority, run_at FROM " + job
         + " WHERE queue = ? AND state IN ('available', 'retryable') AND run_at <= now() AND kind = ANY (?::text[])"
         + " ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
     claimAdvisoryKeyed = "WITH cand AS MATERIALIZED (" + keyedCandidates + ")"
-        + ", slotted AS MATERIALIZED (SELECT c.id, c.concurrency_key, s.k AS slot_key FROM"
+        + ", slotted AS MATERIALIZED (SELECT c.id, c.ctid, c.concurrency_key, s.k AS slot_key FROM"
         + "   (SELECT cand.*, row_number() OVER (PARTITION BY concurrency_key ORDER BY priority DESC, run_at, id) AS rn"
         + "    FROM cand) c"
         + "   LEFT JOIN LATERAL (SELECT g.k FROM (SELECT ? # hashtextextended(c.concurrency_key, i) AS k"
@@ -84,11 +90,12 @@ final class JobSql {
         + "     WHERE CASE WHEN c.concurrency_key IS NULL OR c.rn <> 1 OR g.k = ANY (?::bigint[]) THEN false"
         + "       ELSE pg_try_advisory_lock(g.k) END LIMIT 1) s ON true"
         + "   ORDER BY c.priority DESC, c.run_at, c.id)"
-        + ", locked AS MATERIALIZED (SELECT id, slot_key FROM slotted"
+        + ", locked AS MATERIALIZED (SELECT id, ctid, slot_key FROM slotted"
         + "   WHERE CASE WHEN concurrency_key IS NOT NULL AND slot_key IS NULL THEN false"
         + "     ELSE pg_try_advisory_lock(? # id) END LIMIT ?)"
         + ", taken AS (UPDATE " + job + " j" + claimed + "NULL"
-        + "   FROM locked WHERE j.id = locked.id AND j.state IN ('available', 'retryable')" + taken + ", locked.slot_key)"
+        + "   FROM locked WHERE j.ctid = locked.ctid AND j.id = locked.id AND j.state IN ('available', 'retryable')"
+        + taken + ", locked.slot_key)"
         + ", freed AS MATERIALIZED (SELECT count(pg_advisory_unlock(? # l.id)) AS n FROM locked l"
         + "   WHERE NOT EXISTS (SELECT 1 FROM taken t WHERE t.id = l.id))"
         + ", freed_slots AS MATERIALIZED (SELECT count(pg_advisory_unlock(s.slot_key)) AS n FROM slotted s"
@@ -108,7 +115,7 @@ final class JobSql {
         + " SELECT t.* FROM freed LEFT JOIN taken t ON true";
     claimLease = "WITH cand AS MATERIALIZED (" + candidates + ")"
         + " UPDATE " + job + " j" + claimed + "now() + ? * interval '1 millisecond'"
-        + " FROM cand WHERE j.id = cand.id" + taken;
+        + " FROM cand WHERE j.ctid = cand.ctid AND j.id = cand.id" + taken;
 
     // The outcome of attempts, written only if the row is still at the attempt, claimed under the owner
     // (the session) it was claimed under. 'released' (a job given back at shutdown) makes it available

@@ -80,19 +80,30 @@ final class LeaseClaims extends StatementClaims {
       throws SQLException {
     long sent = System.nanoTime();
     List<Claimed> claimed = call(c -> {
-      if (!outcomes.isEmpty()) {
+      if (limit == 0) {
         try (PreparedStatement ps = c.prepareStatement(sql.completeLease)) {
           bindOutcomes(c, ps, 1, outcomes);
           ps.executeQuery().close();
         }
-      }
-      if (limit == 0) {
         return List.of();
       }
-      try (PreparedStatement ps = c.prepareStatement(sql.claimLease)) {
-        int i = bindCandidates(c, ps, 1, limit);
+      // with outcomes: both statements in one round trip (one Sync, so one transaction: nothing here
+      // takes a lock that could outlive a failure)
+      boolean both = !outcomes.isEmpty();
+      try (PreparedStatement ps = c.prepareStatement(both ? sql.completeLease + ";\n" + sql.claimLease : sql.claimLease)) {
+        int i = both ? bindOutcomes(c, ps, 1, outcomes) : 1;
+        i = bindCandidates(c, ps, i, limit);
         i = bindClaimed(c, ps, i, owner);
         ps.setLong(i, leaseMillis);
+        if (both) {
+          ps.execute(); // the outcomes' count
+          if (!ps.getMoreResults()) {
+            throw new SQLException("the claim after the outcomes returned no rows");
+          }
+          try (ResultSet rs = ps.getResultSet()) {
+            return readClaimed(rs, owner);
+          }
+        }
         try (ResultSet rs = ps.executeQuery()) {
           return readClaimed(rs, owner);
         }
