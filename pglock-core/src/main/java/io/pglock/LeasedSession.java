@@ -23,16 +23,30 @@ import java.time.Duration;
  */
 public interface LeasedSession extends AutoCloseable {
 
-  /** Statements run on the session's connection (autocommit on; leave it so). */
+  /**
+   * Statements run on the session's connection (autocommit on; leave it so).
+   *
+   * @param <T> what the statements return
+   */
   @FunctionalInterface
   interface Work<T> {
-    /** Runs statements on the connection. */
+    /**
+     * Runs statements on the connection.
+     *
+     * @param connection the session's connection
+     * @return what the caller wants back
+     * @throws SQLException what a statement threw
+     */
     T run(Connection connection) throws SQLException;
   }
 
   /**
    * Runs statements on the session's connection, one caller at a time; the lease is renewed when
    * they return. A connection failure ends the session (its locks are gone on the server).
+   *
+   * @param work the statements
+   * @param <T> what they return
+   * @return what the work returned
    *
    * @throws LockSessionException if the session ended before (connection lost, closed)
    * @throws SQLException what the statements threw; after a connection failure the session is dead

@@ -115,6 +115,7 @@ public interface PgLocks extends AutoCloseable {
    *
    * @param role a short tag for {@code application_name} ({@code pglock:<node>:<role>:<namespace>}),
    *     1 to 16 printable ASCII characters without spaces or {@code ':'}
+   * @return the open session; the caller closes it
    * @throws IllegalArgumentException if the role is not such a tag
    * @throws UnsupportedOperationException if built with {@link PgLocksBuilder#transactionLocksOnly()}
    * @throws LockSessionException if the connection cannot be opened or set up

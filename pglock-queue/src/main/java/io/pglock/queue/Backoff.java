@@ -19,6 +19,9 @@ public interface Backoff {
    * in its upper half, so that jobs that failed together (an outage) do not all come back together.
    *
    * @throws IllegalArgumentException if initial is not positive or max is less than initial
+   * @param initial the first wait
+   * @param max the longest wait
+   * @return the backoff
    */
   static Backoff exponential(Duration initial, Duration max) {
     if (initial == null || initial.isZero() || initial.isNegative() || max == null || max.compareTo(initial) < 0) {

@@ -12,7 +12,10 @@ public class DiscardJobException extends RuntimeException {
     super(message);
   }
 
-  /** @param message why the job cannot succeed @param cause the underlying failure */
+  /**
+   * @param message why the job cannot succeed @param cause the underlying failure
+   * @param cause the underlying failure
+   */
   public DiscardJobException(String message, Throwable cause) {
     super(message, cause);
   }

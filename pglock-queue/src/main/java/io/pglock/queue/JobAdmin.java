@@ -14,12 +14,18 @@ public interface JobAdmin {
    * {@return the admin for the job table in a schema}
    *
    * @throws IllegalArgumentException if the schema name is not a valid identifier
+   * @param dataSource a data source to the database
+   * @param schema the schema that holds the job table ({@code pglock} by default)
    */
   static JobAdmin of(DataSource dataSource, String schema) {
     return io.pglock.queue.internal.DefaultJobAdmin.create(dataSource, schema);
   }
 
-  /** {@return the job with the id, if any} */
+  /**
+   * {@return the job with the id, if any}
+   *
+   * @param id the job's id
+   */
   Optional<Job> job(long id);
 
   /** {@return per queue, how many jobs are in each state and how late the oldest due job is} */
@@ -40,6 +46,7 @@ public interface JobAdmin {
    * after that, succeeded if it completes anyway.
    *
    * @return true if the job was cancelled or asked to stop; false if it is missing or finished
+   * @param id the job's id
    */
   boolean cancel(long id);
 
@@ -48,6 +55,7 @@ public interface JobAdmin {
    *
    * @return true if it was retried; false if it is missing or in another state
    * @throws JobQueueException if an unfinished job holds the same unique key
+   * @param id the job's id
    */
   boolean retry(long id);
 
@@ -55,6 +63,7 @@ public interface JobAdmin {
    * Discards an available or retryable job (it will not run).
    *
    * @return true if it was discarded; false if it is missing or in another state
+   * @param id the job's id
    */
   boolean discard(long id);
 
@@ -62,6 +71,7 @@ public interface JobAdmin {
    * Deletes a finished job (succeeded, discarded or cancelled).
    *
    * @return true if it was deleted; false if it is missing or not finished
+   * @param id the job's id
    */
   boolean delete(long id);
 }

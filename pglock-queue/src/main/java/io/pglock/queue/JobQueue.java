@@ -15,7 +15,11 @@ import java.util.List;
  */
 public interface JobQueue extends AutoCloseable {
 
-  /** {@return a builder for the queue on the schema, DataSource and node of the PgLocks} */
+  /**
+   * {@return a builder for the queue on the schema, DataSource and node of the PgLocks}
+   *
+   * @param locks the PgLocks whose data source, schema, node name and lease the queue uses
+   */
   static JobQueueBuilder builder(PgLocks locks) {
     return new JobQueueBuilder(locks);
   }
@@ -25,6 +29,8 @@ public interface JobQueue extends AutoCloseable {
    *
    * @throws IllegalArgumentException if the payload cannot be written as JSON
    * @throws JobQueueException if the database refuses or cannot be reached
+   * @param request the job to enqueue
+   * @return the job's id, and whether it was inserted
    */
   Enqueued enqueue(JobRequest request);
 
@@ -34,6 +40,9 @@ public interface JobQueue extends AutoCloseable {
    *
    * @throws IllegalArgumentException if the payload cannot be written as JSON
    * @throws JobQueueException if the database refuses
+   * @param connection the caller's connection (in a transaction, or in autocommit)
+   * @param request the job to enqueue
+   * @return the job's id, and whether it was inserted
    */
   Enqueued enqueue(Connection connection, JobRequest request);
 
@@ -43,16 +52,25 @@ public interface JobQueue extends AutoCloseable {
    *
    * @throws IllegalArgumentException if a payload cannot be written as JSON
    * @throws JobQueueException if the database refuses or cannot be reached (nothing is inserted)
+   * @param requests the jobs to enqueue
+   * @return one result per request, in order
    */
   List<Enqueued> enqueueAll(List<JobRequest> requests);
 
-  /** Enqueues many jobs in one statement inside the caller's transaction; see {@link #enqueue(Connection, JobRequest)}. */
+  /**
+   * Enqueues many jobs in one statement inside the caller's transaction; see {@link #enqueue(Connection, JobRequest)}.
+   *
+   * @param connection the caller's connection (in a transaction, or in autocommit)
+   * @param requests the jobs to enqueue
+   * @return one result per request, in order
+   */
   List<Enqueued> enqueueAll(Connection connection, List<JobRequest> requests);
 
   /**
    * {@return a builder for a worker pool on a queue}
    *
    * @throws IllegalArgumentException if the queue name is not valid
+   * @param queue the queue's name
    */
   default JobWorkerBuilder worker(String queue) {
     return new JobWorkerBuilder(this, JobRequest.checkName("queue", queue));

@@ -14,7 +14,12 @@ public final class JobQueueBuilder {
     this.locks = Objects.requireNonNull(locks, "locks");
   }
 
-  /** The JSON library for payloads (default: Jackson, {@link JsonMapper#jackson()}). */
+  /**
+   * The JSON library for payloads (default: Jackson, {@link JsonMapper#jackson()}).
+   *
+   * @param jsonMapper the JSON mapper
+   * @return this builder
+   */
   public JobQueueBuilder jsonMapper(JsonMapper jsonMapper) {
     this.jsonMapper = Objects.requireNonNull(jsonMapper, "jsonMapper");
     return this;
@@ -26,6 +31,8 @@ public final class JobQueueBuilder {
    * mode. In advisory mode the workers' sessions follow the lease of the {@code PgLocks} instead.
    *
    * @throws IllegalArgumentException if not between 1 second and 10 minutes
+   * @param networkTimeout the timeout
+   * @return this builder
    */
   public JobQueueBuilder networkTimeout(Duration networkTimeout) {
     if (networkTimeout == null || networkTimeout.compareTo(Duration.ofSeconds(1)) < 0
@@ -41,6 +48,7 @@ public final class JobQueueBuilder {
    *
    * @throws io.pglock.SchemaMissingException if the schema is older than version 9
    * @throws JobQueueException if the database cannot be reached
+   * @return the running queue
    */
   public JobQueue build() {
     JsonMapper mapper = jsonMapper != null ? jsonMapper : JsonMapper.jackson();

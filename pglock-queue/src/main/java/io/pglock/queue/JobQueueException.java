@@ -4,7 +4,10 @@ package io.pglock.queue;
 public class JobQueueException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  /** @param message what failed, and what to check @param cause the database's error */
+  /**
+   * @param message what failed, and what to check @param cause the database's error
+   * @param cause the underlying failure
+   */
   public JobQueueException(String message, Throwable cause) {
     super(message, cause);
   }

@@ -52,6 +52,7 @@ public final class JobRequest {
    * @param kind what the job does: the name a worker's handler is registered under
    * @param payload the handler's input (may be null: JSON {@code null})
    * @throws IllegalArgumentException if the kind is empty, too long or has control characters
+   * @return the request
    */
   public static JobRequest of(String kind, Object payload) {
     return new JobRequest(checkName("kind", kind), payload, false, DEFAULT_QUEUE, 0, null, null, null, null, null);
@@ -61,6 +62,9 @@ public final class JobRequest {
    * A job whose payload is JSON text already (stored as it is, checked by the database).
    *
    * @throws IllegalArgumentException if the kind is not valid or the JSON is null
+   * @param kind the kind's name
+   * @param json the JSON text
+   * @return the request
    */
   public static JobRequest ofJson(String kind, String json) {
     if (json == null) {
@@ -69,7 +73,11 @@ public final class JobRequest {
     return new JobRequest(checkName("kind", kind), json, true, DEFAULT_QUEUE, 0, null, null, null, null, null);
   }
 
-  /** {@return a copy on another queue} @throws IllegalArgumentException if the name is not valid */
+  /**
+   * {@return a copy on another queue} @throws IllegalArgumentException if the name is not valid
+   *
+   * @param queue the queue's name
+   */
   public JobRequest queue(String queue) {
     return new JobRequest(kind, payload, rawJson, checkName("queue", queue), priority, runAt, delay, maxAttempts,
         uniqueKey, concurrencyKey);
@@ -79,6 +87,7 @@ public final class JobRequest {
    * {@return a copy with a priority: among due jobs of a queue the higher runs first (default 0)}
    *
    * @throws IllegalArgumentException outside -32768..32767
+   * @param priority the priority
    */
   public JobRequest priority(int priority) {
     if (priority < Short.MIN_VALUE || priority > Short.MAX_VALUE) {
@@ -88,7 +97,11 @@ public final class JobRequest {
         concurrencyKey);
   }
 
-  /** {@return a copy that runs no earlier than the instant} Replaces a {@link #delay}. */
+  /**
+   * {@return a copy that runs no earlier than the instant} Replaces a {@link #delay}.
+   *
+   * @param runAt the earliest instant to run
+   */
   public JobRequest runAt(Instant runAt) {
     return new JobRequest(kind, payload, rawJson, queue, priority, Objects.requireNonNull(runAt, "runAt"), null,
         maxAttempts, uniqueKey, concurrencyKey);
@@ -99,6 +112,7 @@ public final class JobRequest {
    * Replaces a {@link #runAt}.
    *
    * @throws IllegalArgumentException if negative or longer than {@link #MAX_DELAY}
+   * @param delay the wait after the insert
    */
   public JobRequest delay(Duration delay) {
     if (delay == null || delay.isNegative() || delay.compareTo(MAX_DELAY) > 0) {
@@ -113,6 +127,7 @@ public final class JobRequest {
    * applies ({@link JobWorkerBuilder#maxAttempts}).
    *
    * @throws IllegalArgumentException if less than 1
+   * @param maxAttempts attempts in all
    */
   public JobRequest maxAttempts(int maxAttempts) {
     if (maxAttempts < 1) {
@@ -128,6 +143,7 @@ public final class JobRequest {
    * global to the job table: put the kind in it if it must be unique per kind.
    *
    * @throws IllegalArgumentException if the key is empty or too long
+   * @param uniqueKey the unique key
    */
   public JobRequest uniqueKey(String uniqueKey) {
     return new JobRequest(kind, payload, rawJson, queue, priority, runAt, delay, maxAttempts,
@@ -140,6 +156,7 @@ public final class JobRequest {
    * once, across the fleet.
    *
    * @throws IllegalArgumentException if the key is empty or too long
+   * @param concurrencyKey the concurrency key
    */
   public JobRequest concurrencyKey(String concurrencyKey) {
     return new JobRequest(kind, payload, rawJson, queue, priority, runAt, delay, maxAttempts, uniqueKey,

@@ -20,7 +20,11 @@ public enum JobState {
     return name().toLowerCase(java.util.Locale.ROOT);
   }
 
-  /** {@return the state of a database value} @throws IllegalArgumentException for an unknown value */
+  /**
+   * {@return the state of a database value} @throws IllegalArgumentException for an unknown value
+   *
+   * @param value the database value
+   */
   public static JobState ofDb(String value) {
     return valueOf(value.toUpperCase(java.util.Locale.ROOT));
   }

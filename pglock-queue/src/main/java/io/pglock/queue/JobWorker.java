@@ -29,6 +29,7 @@ public interface JobWorker extends AutoCloseable {
    * {@link #close()} with another deadline for running jobs.
    *
    * @return true if every running job finished before the deadline
+   * @param timeout how long running jobs may go on finishing
    */
   boolean close(Duration timeout);
 }

@@ -33,6 +33,11 @@ public final class JobWorkerBuilder {
    * Registers the handler of a kind; the worker claims only kinds it has a handler for.
    *
    * @throws IllegalArgumentException if the kind is not valid or has a handler already
+   * @param <T> the payload's type
+   * @param kind the kind's name
+   * @param payloadType the payload's class, read from the job's JSON
+   * @param handler the code that runs the kind's jobs
+   * @return this builder
    */
   public <T> JobWorkerBuilder handler(String kind, Class<T> payloadType, JobHandler<T> handler) {
     JobRequest.checkName("kind", kind);
@@ -44,7 +49,12 @@ public final class JobWorkerBuilder {
     return this;
   }
 
-  /** How many jobs run at once on this worker: its handler threads (default 10, 1 to 1,000). */
+  /**
+   * How many jobs run at once on this worker: its handler threads (default 10, 1 to 1,000).
+   *
+   * @param concurrency the number of handler threads
+   * @return this builder
+   */
   public JobWorkerBuilder concurrency(int concurrency) {
     if (concurrency < 1 || concurrency > 1000) {
       throw new IllegalArgumentException("concurrency must be between 1 and 1000, got " + concurrency);
@@ -53,25 +63,46 @@ public final class JobWorkerBuilder {
     return this;
   }
 
-  /** Attempts in all for jobs that set none (default 25); see {@link JobRequest#maxAttempts}. */
+  /**
+   * Attempts in all for jobs that set none (default 25); see {@link JobRequest#maxAttempts}.
+   *
+   * @param maxAttempts attempts in all
+   * @return this builder
+   */
   public JobWorkerBuilder maxAttempts(int maxAttempts) {
     this.defaultMaxAttempts = checkAttempts(maxAttempts);
     return this;
   }
 
-  /** Attempts in all for jobs of a kind that set none. */
+  /**
+   * Attempts in all for jobs of a kind that set none.
+   *
+   * @param kind the kind's name
+   * @param maxAttempts attempts in all
+   * @return this builder
+   */
   public JobWorkerBuilder maxAttempts(String kind, int maxAttempts) {
     this.maxAttempts.put(JobRequest.checkName("kind", kind), checkAttempts(maxAttempts));
     return this;
   }
 
-  /** The wait before a failed job's next attempt (default {@link Backoff#standard()}: 1 s doubling to 1 h, jittered). */
+  /**
+   * The wait before a failed job's next attempt (default {@link Backoff#standard()}: 1 s doubling to 1 h, jittered).
+   *
+   * @param backoff the backoff
+   * @return this builder
+   */
   public JobWorkerBuilder backoff(Backoff backoff) {
     this.backoff = Objects.requireNonNull(backoff, "backoff");
     return this;
   }
 
-  /** How jobs are owned (default {@link ClaimMode#ADVISORY}); {@link ClaimMode#LEASE} behind a transaction pooler. */
+  /**
+   * How jobs are owned (default {@link ClaimMode#ADVISORY}); {@link ClaimMode#LEASE} behind a transaction pooler.
+   *
+   * @param claimMode the claiming mode
+   * @return this builder
+   */
   public JobWorkerBuilder claimMode(ClaimMode claimMode) {
     this.claimMode = Objects.requireNonNull(claimMode, "claimMode");
     return this;
@@ -80,6 +111,9 @@ public final class JobWorkerBuilder {
   /**
    * The lease of a running job in {@link ClaimMode#LEASE} mode (default 30 s, 3 s to 1 h): a
    * crashed worker's jobs come back this long after its last heartbeat.
+   *
+   * @param lease the lease
+   * @return this builder
    */
   public JobWorkerBuilder lease(Duration lease) {
     this.lease = checkDuration("lease", lease, Duration.ofSeconds(3), Duration.ofHours(1));
@@ -89,13 +123,21 @@ public final class JobWorkerBuilder {
   /**
    * Whether an enqueue's NOTIFY wakes the worker at once (default: on in advisory mode, off in lease
    * mode, as LISTEN does not work through a transaction pooler).
+   *
+   * @param listen whether to listen
+   * @return this builder
    */
   public JobWorkerBuilder listen(boolean listen) {
     this.listen = listen;
     return this;
   }
 
-  /** How often the worker looks for due jobs when nothing wakes it (default 1 s, 10 ms to 1 h). */
+  /**
+   * How often the worker looks for due jobs when nothing wakes it (default 1 s, 10 ms to 1 h).
+   *
+   * @param pollInterval the poll interval
+   * @return this builder
+   */
   public JobWorkerBuilder pollInterval(Duration pollInterval) {
     this.pollInterval = checkDuration("pollInterval", pollInterval, Duration.ofMillis(10), Duration.ofHours(1));
     return this;
@@ -104,6 +146,9 @@ public final class JobWorkerBuilder {
   /**
    * How often the worker looks for running jobs whose worker is gone (default 250 ms, 10 ms to 1 h):
    * in advisory mode, the bound on how late a crashed worker's job starts again.
+   *
+   * @param rescueInterval the rescue interval
+   * @return this builder
    */
   public JobWorkerBuilder rescueInterval(Duration rescueInterval) {
     this.rescueInterval = checkDuration("rescueInterval", rescueInterval, Duration.ofMillis(10), Duration.ofHours(1));
@@ -114,6 +159,9 @@ public final class JobWorkerBuilder {
    * At most this many jobs with the same {@linkplain JobRequest#concurrencyKey concurrency key} run at
    * once across every worker of the queue (default 0: no limit; 1 to 100). Every worker of the queue
    * must use the same value. Advisory mode only.
+   *
+   * @param limit the limit
+   * @return this builder
    */
   public JobWorkerBuilder concurrencyPerKey(int limit) {
     if (limit < 0 || limit > 100) {
@@ -123,19 +171,34 @@ public final class JobWorkerBuilder {
     return this;
   }
 
-  /** How long {@link JobWorker#close()} lets running jobs finish (default 30 s, 0 to 1 h). */
+  /**
+   * How long {@link JobWorker#close()} lets running jobs finish (default 30 s, 0 to 1 h).
+   *
+   * @param shutdownTimeout the shutdown timeout
+   * @return this builder
+   */
   public JobWorkerBuilder shutdownTimeout(Duration shutdownTimeout) {
     this.shutdownTimeout = checkDuration("shutdownTimeout", shutdownTimeout, Duration.ZERO, Duration.ofHours(1));
     return this;
   }
 
-  /** How long succeeded and cancelled jobs are kept before pruning (default 1 day, 0 to 10 years). */
+  /**
+   * How long succeeded and cancelled jobs are kept before pruning (default 1 day, 0 to 10 years).
+   *
+   * @param retention the retention
+   * @return this builder
+   */
   public JobWorkerBuilder retention(Duration retention) {
     this.retention = checkDuration("retention", retention, Duration.ZERO, Duration.ofDays(3653));
     return this;
   }
 
-  /** How long discarded jobs are kept before pruning (default 7 days, 0 to 10 years). */
+  /**
+   * How long discarded jobs are kept before pruning (default 7 days, 0 to 10 years).
+   *
+   * @param discardedRetention the retention of discarded jobs
+   * @return this builder
+   */
   public JobWorkerBuilder discardedRetention(Duration discardedRetention) {
     this.discardedRetention = checkDuration("discardedRetention", discardedRetention, Duration.ZERO,
         Duration.ofDays(3653));
@@ -156,6 +219,7 @@ public final class JobWorkerBuilder {
    * @throws IllegalStateException if no handler is registered, or the queue is closed
    * @throws IllegalArgumentException if per-key concurrency is asked in lease mode
    * @throws io.pglock.LockSessionException if the worker's connection cannot be opened
+   * @return the running worker
    */
   public JobWorker start() {
     if (handlers.isEmpty()) {

@@ -12,7 +12,11 @@ import java.util.Map;
  *     waited since its run-at, or null when none is due: a growing figure means workers fall behind
  */
 public record QueueCounts(String queue, Map<JobState, Long> counts, Duration oldestDueAge) {
-  /** {@return the count in a state, 0 if none} */
+  /**
+   * {@return the count in a state, 0 if none}
+   *
+   * @param state the state
+   */
   public long count(JobState state) {
     return counts.getOrDefault(state, 0L);
   }

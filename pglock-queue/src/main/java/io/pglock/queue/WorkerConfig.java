@@ -36,7 +36,11 @@ public record WorkerConfig(String queue, int concurrency, Map<String, Registrati
    */
   public record Registration<T>(Class<T> type, JobHandler<T> handler) {}
 
-  /** {@return the attempts a job of the kind may have when it sets none} */
+  /**
+   * {@return the attempts a job of the kind may have when it sets none}
+   *
+   * @param kind the kind's name
+   */
   public int maxAttemptsOf(String kind) {
     return maxAttempts.getOrDefault(kind, defaultMaxAttempts);
   }
