@@ -143,7 +143,11 @@ final class AdvisoryClaims extends StatementClaims {
   @Override
   public List<Claimed> completeAndClaim(List<Outcome> outcomes, int limit, Collection<Long> heldSlots)
       throws SQLException {
-    String claim = keyed ? sql.claimAdvisoryKeyed : ADVISORY_ONLY ? sql.claimAdvisoryOnly : sql.claimAdvisory;
+    // keyed and advisory-only claims read past the head of the queue: jobs of a key at its limit, or
+    // candidates other workers hold, must not hide the rest
+    String claim = keyed ? JobSql.limited(sql.claimAdvisoryKeyed, limit * 4 + 16, limit)
+        : ADVISORY_ONLY ? JobSql.limited(sql.claimAdvisoryOnly, limit * 4 + 16, limit)
+        : JobSql.limited(sql.claimAdvisory, limit, limit);
     return session.call(c -> {
       if (limit == 0) {
         complete(c, outcomes);
@@ -198,18 +202,16 @@ final class AdvisoryClaims extends StatementClaims {
       throws SQLException {
     if (keyed) {
       // more candidates than free threads, so that jobs of a key at its limit do not hide the others
-      i = bindCandidates(c, ps, i, limit * 4 + 16);
+      i = bindCandidates(c, ps, i);
       ps.setLong(i++, slotBase);
       ps.setInt(i++, config.concurrencyPerKey());
       ps.setArray(i++, c.createArrayOf("int8", heldSlots.toArray(new Long[0])));
       ps.setLong(i++, keyBase);
-      ps.setInt(i++, limit);
     } else if (ADVISORY_ONLY) {
-      i = bindCandidates(c, ps, i, limit * 4 + 16); // every worker reads the same head: read past it
+      i = bindCandidates(c, ps, i);
       ps.setLong(i++, keyBase);
-      ps.setInt(i++, limit);
     } else {
-      i = bindCandidates(c, ps, i, limit);
+      i = bindCandidates(c, ps, i);
       ps.setLong(i++, keyBase);
     }
     i = bindClaimed(c, ps, i, owner);

@@ -9,6 +9,20 @@ package io.pglock.queue.internal;
  * candidate locked but not taken is unlocked in the same statement.
  */
 final class JobSql {
+  /**
+   * Where a claim's limits go: written into the statement's text (numbers the worker computes, never
+   * input), one statement per size. A bound LIMIT leaves the server's generic plan blind to how few
+   * rows a claim takes (it plans a sequential scan and a sort); with the number in the text the
+   * generic plan is the index scan, so after a few executions the server stops planning each claim.
+   */
+  static final String CANDIDATES = "{candidates}";
+  static final String TAKE = "{take}";
+
+  /** {@return the statement with its limits written in} */
+  static String limited(String sql, int candidates, int take) {
+    return sql.replace(CANDIDATES, Integer.toString(candidates)).replace(TAKE, Integer.toString(take));
+  }
+
   /** Running rows a rescue looks at per statement. */
   static final int RESCUE_BATCH = 1000;
   final String enqueue;
@@ -60,7 +74,7 @@ final class JobSql {
     // when the server switches the prepared statement to a generic plan.
     String candidates = "SELECT id, ctid FROM " + job
         + " WHERE queue = ? AND state IN ('available', 'retryable') AND run_at <= now() AND kind = ANY (?::text[])"
-        + " ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+        + " ORDER BY priority DESC, run_at, id LIMIT " + CANDIDATES + " FOR UPDATE SKIP LOCKED";
     // Advisory: the row lock (SKIP LOCKED) keeps workers off each other's candidates for the length of
     // the statement; the session advisory lock taken here owns the job until its outcome is written.
     // The UPDATE re-checks the state under both locks (the double-check), and whatever was locked but
@@ -80,7 +94,7 @@ final class JobSql {
     // a job not taken in the end is unlocked in the same statement, like the job's own lock.
     String keyedCandidates = "SELECT id, ctid, concurrency_key, priority, run_at FROM " + job
         + " WHERE queue = ? AND state IN ('available', 'retryable') AND run_at <= now() AND kind = ANY (?::text[])"
-        + " ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+        + " ORDER BY priority DESC, run_at, id LIMIT " + CANDIDATES + " FOR UPDATE SKIP LOCKED";
     claimAdvisoryKeyed = "WITH cand AS MATERIALIZED (" + keyedCandidates + ")"
         + ", slotted AS MATERIALIZED (SELECT c.id, c.ctid, c.concurrency_key, s.k AS slot_key FROM"
         + "   (SELECT cand.*, row_number() OVER (PARTITION BY concurrency_key ORDER BY priority DESC, run_at, id) AS rn"
@@ -92,7 +106,7 @@ final class JobSql {
         + "   ORDER BY c.priority DESC, c.run_at, c.id)"
         + ", locked AS MATERIALIZED (SELECT id, ctid, slot_key FROM slotted"
         + "   WHERE CASE WHEN concurrency_key IS NOT NULL AND slot_key IS NULL THEN false"
-        + "     ELSE pg_try_advisory_lock(? # id) END LIMIT ?)"
+        + "     ELSE pg_try_advisory_lock(? # id) END LIMIT " + TAKE + ")"
         + ", taken AS (UPDATE " + job + " j" + claimed + "NULL"
         + "   FROM locked WHERE j.ctid = locked.ctid AND j.id = locked.id AND j.state IN ('available', 'retryable')"
         + taken + ", locked.slot_key)"
@@ -106,8 +120,8 @@ final class JobSql {
     // and tries the locks in order; the UPDATE's re-check is then all that stops a stale candidate.
     claimAdvisoryOnly = "WITH cand AS MATERIALIZED (SELECT id FROM " + job
         + " WHERE queue = ? AND state IN ('available', 'retryable') AND run_at <= now() AND kind = ANY (?::text[])"
-        + " ORDER BY priority DESC, run_at, id LIMIT ?)"
-        + ", locked AS MATERIALIZED (SELECT id FROM cand WHERE pg_try_advisory_lock(? # id) LIMIT ?)"
+        + " ORDER BY priority DESC, run_at, id LIMIT " + CANDIDATES + ")"
+        + ", locked AS MATERIALIZED (SELECT id FROM cand WHERE pg_try_advisory_lock(? # id) LIMIT " + TAKE + ")"
         + ", taken AS (UPDATE " + job + " j" + claimed + "NULL"
         + "   FROM locked WHERE j.id = locked.id AND j.state IN ('available', 'retryable')" + taken + ")"
         + ", freed AS MATERIALIZED (SELECT count(pg_advisory_unlock(? # l.id)) AS n FROM locked l"

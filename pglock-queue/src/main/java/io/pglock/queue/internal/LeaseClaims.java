@@ -90,9 +90,10 @@ final class LeaseClaims extends StatementClaims {
       // with outcomes: both statements in one round trip (one Sync, so one transaction: nothing here
       // takes a lock that could outlive a failure)
       boolean both = !outcomes.isEmpty();
-      try (PreparedStatement ps = c.prepareStatement(both ? sql.completeLease + ";\n" + sql.claimLease : sql.claimLease)) {
+      String claim = JobSql.limited(sql.claimLease, limit, limit);
+      try (PreparedStatement ps = c.prepareStatement(both ? sql.completeLease + ";\n" + claim : claim)) {
         int i = both ? bindOutcomes(c, ps, 1, outcomes) : 1;
-        i = bindCandidates(c, ps, i, limit);
+        i = bindCandidates(c, ps, i);
         i = bindClaimed(c, ps, i, owner);
         ps.setLong(i, leaseMillis);
         if (both) {

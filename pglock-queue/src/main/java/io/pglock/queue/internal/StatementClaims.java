@@ -64,11 +64,10 @@ abstract class StatementClaims implements Claims {
     return i;
   }
 
-  /** Binds the candidate selection's parameters (queue, kinds, limit) from index i. @return the next index */
-  int bindCandidates(Connection c, PreparedStatement ps, int i, int limit) throws SQLException {
+  /** Binds the candidate selection's parameters (queue, kinds) from index i. @return the next index */
+  int bindCandidates(Connection c, PreparedStatement ps, int i) throws SQLException {
     ps.setString(i++, config.queue());
     ps.setArray(i++, c.createArrayOf("text", kinds));
-    ps.setInt(i++, limit);
     return i;
   }
 
