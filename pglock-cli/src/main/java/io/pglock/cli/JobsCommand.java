@@ -118,7 +118,7 @@ public final class JobsCommand implements Callable<Integer> {
     return TasksCommand.lower(e);
   }
 
-  /** {@code 2/3}; {@code 2/-} when the job has no limit of its own (its worker's setting for the kind applies). */
+  /** {@code 2/3}; {@code 0/-} for a job never claimed that set no limit (its first claim writes the worker's setting for the kind). */
   static String attempts(Job job) {
     return job.attempt() + "/" + (job.maxAttempts() == null ? "-" : job.maxAttempts().toString());
   }

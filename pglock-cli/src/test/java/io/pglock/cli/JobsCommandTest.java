@@ -212,8 +212,8 @@ class JobsCommandTest {
     assertThat(lines.get(1)).as("newest first").startsWith(retryable + " ");
     List<List<String>> older = failed.rows(Long.toString(discarded));
     assertThat(older).as(failed.describe()).singleElement().satisfies(cells -> {
-      assertThat(cells.subList(1, 5)).as("no limit of its own: the worker's").containsExactly(queue, "fail",
-          "discarded", "1/-");
+      assertThat(cells.subList(1, 5)).as("no limit of its own: the worker's, written into the row by the claim")
+          .containsExactly(queue, "fail", "discarded", "1/1");
       assertThat(cells.get(7)).as("cut to fit").hasSize(JobsCommand.ERROR_WIDTH)
           .startsWith("java.lang.IllegalStateException: boom xxx").endsWith("xxx...");
     });
@@ -247,7 +247,8 @@ class JobsCommandTest {
     CliRun showDiscarded = jobsCli("show", Long.toString(discarded));
     assertThat(showDiscarded.out()).as("the whole message").contains("  java.lang.IllegalStateException: " + longMessage
         .replace("\n", nl() + "  "));
-    assertThat(showDiscarded.out()).contains("attempt          1 of the worker's setting for the kind");
+    assertThat(showDiscarded.out()).as("the worker's limit, written into the row by the claim")
+        .contains("attempt          1 of 1");
 
     CliRun missing = jobsCli("show", Long.toString(Long.MAX_VALUE));
     assertThat(missing.exitCode()).as(missing.describe()).isEqualTo(ExitCodes.NO_JOB);
