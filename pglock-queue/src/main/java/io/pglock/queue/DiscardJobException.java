@@ -7,13 +7,19 @@ package io.pglock.queue;
 public class DiscardJobException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  /** @param message why the job cannot succeed */
+  /**
+   * A failure that discards the job.
+   *
+   * @param message why the job cannot succeed
+   */
   public DiscardJobException(String message) {
     super(message);
   }
 
   /**
-   * @param message why the job cannot succeed @param cause the underlying failure
+   * A failure that discards the job, with its cause.
+   *
+   * @param message why the job cannot succeed
    * @param cause the underlying failure
    */
   public DiscardJobException(String message, Throwable cause) {

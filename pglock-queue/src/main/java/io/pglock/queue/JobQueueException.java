@@ -5,8 +5,10 @@ public class JobQueueException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   /**
-   * @param message what failed, and what to check @param cause the database's error
-   * @param cause the underlying failure
+   * A failure with the database's error.
+   *
+   * @param message what failed, and what to check
+   * @param cause the database's error
    */
   public JobQueueException(String message, Throwable cause) {
     super(message, cause);
