@@ -10,7 +10,10 @@ public interface JobWorker extends AutoCloseable {
   /** {@return the queue it works} */
   String queue();
 
-  /** {@return how many jobs its handlers are running now} */
+  /**
+   * {@return how many jobs it holds now: running in its handlers, or claimed ahead and waiting for a
+   * handler thread (a worker whose jobs are quick claims up to its concurrency ahead)}
+   */
   int running();
 
   /** {@return how many attempts it has finished (any outcome) since it started} */

@@ -36,6 +36,8 @@ final class DefaultJobWorker implements JobWorker {
   private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(5);
   private static final AtomicInteger WORKERS = new AtomicInteger();
   private static final int MAX_DUES = 1000;
+  /** Handlers quicker than this on average let the worker claim ahead ({@link #capacity()}). */
+  private static final long QUICK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
   /** How often the watch checks ownership: well inside the margin the lease leaves (a tenth of it, 100 ms at least). */
   private static final long WATCH_MILLIS = 50;
 
@@ -58,6 +60,8 @@ final class DefaultJobWorker implements JobWorker {
   private volatile boolean closing;
   /** Set by the I/O thread once it saw closing: it claims nothing after that. */
   private volatile boolean claimsStopped;
+  /** A moving average of how long handlers take, in nanoseconds; -1 before the first. */
+  private volatile long handlerNanos = -1;
   /** Set when jobs were given up for an expired lease: the I/O thread ends the session first thing. */
   private volatile boolean sessionSuspect;
   private volatile java.util.concurrent.ScheduledFuture<?> watchTask;
@@ -170,7 +174,7 @@ final class DefaultJobWorker implements JobWorker {
         }
         now = System.nanoTime();
         boolean timeToPoll = now - nextPoll >= 0;
-        int free = closing ? 0 : config.concurrency() - running.size();
+        int free = closing ? 0 : capacity() - running.size();
         boolean claim = free > 0 && (takeClaimNow() || timeToPoll || moreLikely);
         batch = drainOutcomes();
         if (claim || !batch.isEmpty()) {
@@ -213,7 +217,7 @@ final class DefaultJobWorker implements JobWorker {
         if (giveBack) {
           giveBackRunning();
         }
-        if (!moreLikely || running.size() >= config.concurrency() || closing) {
+        if (!moreLikely || running.size() >= capacity() || closing) {
           awaitWork(nextPoll, nextRescue, nextPrune);
         }
       } catch (SQLException | RuntimeException e) {
@@ -358,6 +362,19 @@ final class DefaultJobWorker implements JobWorker {
     outcomes.clear(); // (none can be owned now)
   }
 
+  /**
+   * How many jobs the worker may hold: its handler threads, and as many again claimed ahead while its
+   * handlers are quick (a moving average under {@link #QUICK_NANOS}): each round trip then carries up
+   * to twice the outcomes and claims, which is what keeps short jobs flowing. Slow jobs are never
+   * claimed ahead (one would wait here while another worker idles), nor jobs under per-key limits
+   * (a waiting job would hold a slot).
+   */
+  private int capacity() {
+    long avg = handlerNanos;
+    boolean quick = avg >= 0 && avg < QUICK_NANOS;
+    return quick && config.concurrencyPerKey() == 0 ? config.concurrency() * 2 : config.concurrency();
+  }
+
   /** The slot locks held by the running jobs (and by outcomes not written yet): a claim must skip them. */
   private List<Long> heldSlots() {
     if (config.concurrencyPerKey() == 0) {
@@ -401,20 +418,20 @@ final class DefaultJobWorker implements JobWorker {
   private void awaitWork(long nextPoll, long nextRescue, long nextPrune) {
     synchronized (monitor) {
       // a reason to claim counts only with a free handler thread: a busy worker waits for an outcome
-      while (!(claimNow && !closing && running.size() < config.concurrency()) && outcomes.isEmpty() && !giveBack
+      while (!(claimNow && !closing && running.size() < capacity()) && outcomes.isEmpty() && !giveBack
           && !(closing && running.isEmpty())) {
         long now = System.nanoTime();
         // a timer counts only if its work would run: no poll without a free thread, nothing but
         // outcomes while closing (else the loop would wake at once, again and again)
         long until = closing ? TimeUnit.MILLISECONDS.toNanos(100) : Math.min(nextRescue, nextPrune) - now;
-        if (!closing && running.size() < config.concurrency()) {
+        if (!closing && running.size() < capacity()) {
           until = Math.min(until, nextPoll - now);
         }
         until = Math.min(until, claims.untilHeartbeatNanos(!running.isEmpty()));
         if (!running.isEmpty()) {
           until = Math.min(until, TimeUnit.MILLISECONDS.toNanos(100)); // the ownership check
         }
-        if (!dues.isEmpty() && running.size() < config.concurrency()) {
+        if (!dues.isEmpty() && running.size() < capacity()) {
           until = Math.min(until, TimeUnit.MILLISECONDS.toNanos(dues.first() - System.currentTimeMillis()));
         }
         if (until <= 0) {
@@ -458,7 +475,19 @@ final class DefaultJobWorker implements JobWorker {
   }
 
   private <T> void execute(RunningJob job, WorkerConfig.Registration<T> registration) {
+    if (!job.isOwned() || closing) {
+      // claimed ahead and not started: lost meanwhile (dropped), or the worker is closing (given back
+      // unstarted, with the next round trip)
+      if (job.isOwned()) {
+        job.lose();
+        outcomes.add(Outcome.of(job, "released"));
+      }
+      running.remove(job.id(), job);
+      wake();
+      return;
+    }
     job.running(Thread.currentThread());
+    long began = System.nanoTime();
     Outcome outcome;
     try {
       T payload = jobs.mapper().read(job.payloadJson(), registration.type());
@@ -469,6 +498,9 @@ final class DefaultJobWorker implements JobWorker {
     } finally {
       job.done();
     }
+    long took = System.nanoTime() - began;
+    long avg = handlerNanos;
+    handlerNanos = avg < 0 ? took : avg + (took - avg) / 8; // a rough moving average is all it needs
     if (!job.isOwned()) {
       // another worker may run it now (or will, at the shutdown deadline): this outcome is stale
       log.debug("worker on queue {}: {} finished after it was no longer owned; outcome dropped", config.queue(), job);
