@@ -38,6 +38,8 @@ final class DefaultJobWorker implements JobWorker {
   private static final int MAX_DUES = 1000;
   /** Handlers quicker than this on average let the worker claim ahead ({@link #capacity()}). */
   private static final long QUICK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+  /** Jobs held per handler thread while handlers are quick: db-scheduler's lock-and-fetch holds as many. */
+  private static final int CLAIM_AHEAD = 4;
   /** How often the watch checks ownership: well inside the margin the lease leaves (a tenth of it, 100 ms at least). */
   private static final long WATCH_MILLIS = 50;
 
@@ -363,16 +365,17 @@ final class DefaultJobWorker implements JobWorker {
   }
 
   /**
-   * How many jobs the worker may hold: its handler threads, and as many again claimed ahead while its
-   * handlers are quick (a moving average under {@link #QUICK_NANOS}): each round trip then carries up
-   * to twice the outcomes and claims, which is what keeps short jobs flowing. Slow jobs are never
+   * How many jobs the worker may hold: its handler threads, and while its handlers are quick (a moving
+   * average under {@link #QUICK_NANOS}) up to {@link #CLAIM_AHEAD} times that, the rest claimed ahead:
+   * each round trip then carries more outcomes and claims, which is what keeps short jobs flowing (a
+   * job waits here a few quick jobs' time at most). Slow jobs are never
    * claimed ahead (one would wait here while another worker idles), nor jobs under per-key limits
    * (a waiting job would hold a slot).
    */
   private int capacity() {
     long avg = handlerNanos;
     boolean quick = avg >= 0 && avg < QUICK_NANOS;
-    return quick && config.concurrencyPerKey() == 0 ? config.concurrency() * 2 : config.concurrency();
+    return quick && config.concurrencyPerKey() == 0 ? config.concurrency() * CLAIM_AHEAD : config.concurrency();
   }
 
   /** The slot locks held by the running jobs (and by outcomes not written yet): a claim must skip them. */
