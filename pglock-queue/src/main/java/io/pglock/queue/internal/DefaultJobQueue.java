@@ -239,7 +239,8 @@ public final class DefaultJobQueue implements JobQueue {
       long due = Long.parseLong(payload.substring(before + 1, last));
       long sent = Long.parseLong(payload.substring(last + 1));
       // how far ahead by the database's clock, so that a skew of this host's clock does not matter
-      long local = due <= sent ? 0 : System.currentTimeMillis() + (due - sent);
+      // (within a millisecond is now: the due time is rounded up, the send time down)
+      long local = due - sent <= 1 ? 0 : System.currentTimeMillis() + (due - sent);
       for (DefaultJobWorker w : workers) {
         if (w.queue().equals(queue)) {
           w.dueAt(local);
