@@ -172,24 +172,20 @@ class JobFleetProcessTest {
     }
   }
 
+  /** Succeeded jobs of the fleet's queue; while the server restarts, waits (bounded) until it answers. */
   private static long succeeded(DataSource ds) {
-    for (int i = 0; ; i++) {
+    long[] count = {-1};
+    Await.until("the server answers", Duration.ofSeconds(60), () -> {
       try (Connection c = ds.getConnection(); Statement s = c.createStatement();
           ResultSet rs = s.executeQuery("SELECT count(*) FROM pglock.job WHERE queue = 'fleet' AND state = 'succeeded'")) {
         rs.next();
-        return rs.getLong(1);
+        count[0] = rs.getLong(1);
+        return true;
       } catch (java.sql.SQLException e) {
-        if (i >= 50) {
-          throw new IllegalStateException(e);
-        }
-        try {
-          Thread.sleep(200); // the server is restarting: retry the read
-        } catch (InterruptedException ie) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException(ie);
-        }
+        return false; // restarting: read again
       }
-    }
+    });
+    return count[0];
   }
 
   private record Run(long job, int attempt, String node, Instant start, Instant end) {}

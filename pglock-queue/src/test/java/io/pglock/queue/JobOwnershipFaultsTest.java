@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,21 +43,6 @@ class JobOwnershipFaultsTest {
         .shutdownTimeout(Duration.ofSeconds(2));
   }
 
-  /** The backend pids of a node's worker sessions (application_name pglock:<node>:jobs:...). */
-  private static List<Integer> workerPids(String node) throws Exception {
-    List<Integer> pids = new CopyOnWriteArrayList<>();
-    try (Connection c = TestDatabase.get().connect();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT pid FROM pg_stat_activity WHERE application_name LIKE ? AND datname = current_database()")) {
-      ps.setString(1, "pglock:" + node + ":jobs:%");
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          pids.add(rs.getInt(1));
-        }
-      }
-    }
-    return pids;
-  }
 
   /**
    * A handler for both workers: the first attempt runs until it is told it lost the job (busy, deaf
@@ -91,7 +75,7 @@ class JobOwnershipFaultsTest {
     long id = jobsA.enqueue(f.job("work", null)).id();
     assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
     f.closeLater(worker(jobsB).handler("work", Object.class, firstAttemptHangs(started, told, later)).start());
-    List<Integer> pids = workerPids(nodeA);
+    List<Integer> pids = QueueFixture.workerPids(nodeA);
     assertThat(pids).hasSize(1);
     long killed = System.nanoTime();
     try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement()) {

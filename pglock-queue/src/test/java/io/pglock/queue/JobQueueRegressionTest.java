@@ -123,23 +123,6 @@ class JobQueueRegressionTest {
     return blocker;
   }
 
-  /** The backend pids of a node's worker sessions (application_name pglock:<node>:jobs:...). */
-  private static List<Integer> workerPids(String node) {
-    List<Integer> pids = new ArrayList<>();
-    try (Connection c = TestDatabase.get().connect();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT pid FROM pg_stat_activity WHERE application_name LIKE ? AND datname = current_database()")) {
-      ps.setString(1, "pglock:" + node + ":jobs:%");
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          pids.add(rs.getInt(1));
-        }
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
-    return pids;
-  }
 
   private static Thread ioThread(String queue) {
     for (Thread t : Thread.getAllStackTraces().keySet()) {
@@ -750,12 +733,12 @@ class JobQueueRegressionTest {
       // a job leaves running() only after its outcome is queued
       Await.until("a's outcome is queued", WAIT, () -> w.running() == 0);
       assertThat(aReturnedOwned.get()).as("a owned at its end").isTrue();
-      List<Integer> pids = workerPids(node);
+      List<Integer> pids = QueueFixture.workerPids(node);
       assertThat(pids).isNotEmpty();
       for (int pid : pids) {
         sql("SELECT pg_terminate_backend(?)::int", pid);
       }
-      Await.until("the worker's backends are gone", WAIT, () -> workerPids(node).stream().noneMatch(pids::contains));
+      Await.until("the worker's backends are gone", WAIT, () -> QueueFixture.workerPids(node).stream().noneMatch(pids::contains));
       blocker.commit();
     }
     Await.until("both succeeded", WAIT, () -> f.count("state = 'succeeded'") == 2);

@@ -63,6 +63,24 @@ final class QueueFixture implements AutoCloseable {
     }
   }
 
+  /** The backend pids of a node's worker sessions (application_name pglock:<node>:jobs:...). */
+  static List<Integer> workerPids(String node) {
+    List<Integer> pids = new ArrayList<>();
+    try (Connection c = TestDatabase.get().connect();
+        PreparedStatement ps = c.prepareStatement(
+            "SELECT pid FROM pg_stat_activity WHERE application_name LIKE ? AND datname = current_database()")) {
+      ps.setString(1, "pglock:" + node + ":jobs:%");
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          pids.add(rs.getInt(1));
+        }
+      }
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return pids;
+  }
+
   @Override
   public void close() throws Exception {
     for (int i = open.size() - 1; i >= 0; i--) {

@@ -100,26 +100,23 @@ public final class DefaultJobQueue implements JobQueue {
   }
 
   private void checkSchema() {
-    try (Connection c = dataSource.getConnection()) {
-      int timeout = c.getNetworkTimeout();
-      c.setNetworkTimeout(Runnable::run, (int) networkTimeout.toMillis());
-      try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(quote_ident(?) || '.job') IS NOT NULL")) {
-        ps.setString(1, schema);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          if (!rs.getBoolean(1)) {
-            throw new SchemaMissingException("the job table " + schema + ".job is missing: the queue needs pglock's "
-                + "schema at version 9 or later; run PgLockSchema.migrate(dataSource, \"" + schema + "\")");
+    boolean present;
+    try {
+      present = ShortCall.run(dataSource, (int) networkTimeout.toMillis(), c -> {
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(quote_ident(?) || '.job') IS NOT NULL")) {
+          ps.setString(1, schema);
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getBoolean(1);
           }
         }
-        if (!c.getAutoCommit()) {
-          c.rollback();
-        }
-      } finally {
-        c.setNetworkTimeout(Runnable::run, timeout);
-      }
+      });
     } catch (SQLException e) {
       throw new JobQueueException("could not reach the database to check the job table: " + e.getMessage(), e);
+    }
+    if (!present) {
+      throw new SchemaMissingException("the job table " + schema + ".job is missing: the queue needs pglock's "
+          + "schema at version 9 or later; run PgLockSchema.migrate(dataSource, \"" + schema + "\")");
     }
   }
 
