@@ -30,7 +30,8 @@ final class AdvisoryClaims extends StatementClaims {
   private final long slotBase;
   private final long presenceBase;
   private volatile LeasedSession session;
-  private long owner;
+  /** Read by handler threads (through {@link RunningJob#isOwned()}), written by the I/O thread. */
+  private volatile long owner;
   /** The rescue's cursor: it looks at running rows with a larger id next (0: from the start). */
   private long rescueAfter;
 
@@ -154,9 +155,9 @@ final class AdvisoryClaims extends StatementClaims {
         return List.of();
       }
       if (outcomes.isEmpty()) {
-        try (PreparedStatement ps = c.prepareStatement(claim)) {
+        try (PreparedStatement ps = c.prepareStatement(DURABLE + claim)) {
           bindClaim(c, ps, 1, limit, heldSlots);
-          try (ResultSet rs = ps.executeQuery()) {
+          try (ResultSet rs = queryDurable(ps)) {
             return readClaimed(rs, owner);
           }
         }
@@ -165,10 +166,10 @@ final class AdvisoryClaims extends StatementClaims {
       // implicit transaction. Should the claim fail, the outcomes roll back with it while their unlocks
       // (not transactional) stand: those jobs are found free and run again: at least once, never twice
       // at a time.
-      try (PreparedStatement ps = c.prepareStatement(sql.completeAdvisory + ";\n" + claim)) {
+      try (PreparedStatement ps = c.prepareStatement(DURABLE + sql.completeAdvisory + ";\n" + claim)) {
         int i = bindCompletion(c, ps, outcomes);
         bindClaim(c, ps, i, limit, heldSlots);
-        ps.execute(); // the outcomes' counts
+        executeDurable(ps); // then the outcomes' counts
         if (!ps.getMoreResults()) {
           throw new SQLException("the claim after the outcomes returned no rows");
         }
@@ -180,9 +181,9 @@ final class AdvisoryClaims extends StatementClaims {
   }
 
   private void complete(Connection c, List<Outcome> outcomes) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql.completeAdvisory)) {
+    try (PreparedStatement ps = c.prepareStatement(DURABLE + sql.completeAdvisory)) {
       bindCompletion(c, ps, outcomes);
-      ps.executeQuery().close();
+      queryDurable(ps).close();
     }
   }
 
@@ -238,7 +239,7 @@ final class AdvisoryClaims extends StatementClaims {
   @Override
   public int rescue() throws SQLException {
     return session.call(c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql.rescueAdvisory)) {
+      try (PreparedStatement ps = c.prepareStatement(DURABLE + sql.rescueAdvisory)) {
         int i = 1;
         ps.setString(i++, config.queue());
         ps.setLong(i++, owner);
@@ -249,7 +250,7 @@ final class AdvisoryClaims extends StatementClaims {
         i = bindBack(c, ps, i, LOST);
         ps.setLong(i++, keyBase);
         ps.setLong(i, presenceBase);
-        try (ResultSet rs = ps.executeQuery()) {
+        try (ResultSet rs = queryDurable(ps)) {
           rs.next();
           // a full batch: go on from its last id next time; else start over
           long last = rs.getLong(5);

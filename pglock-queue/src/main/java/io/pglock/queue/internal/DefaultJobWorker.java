@@ -265,7 +265,7 @@ final class DefaultJobWorker implements JobWorker {
   private void checkOwnership() {
     int lostNow = 0;
     for (RunningJob job : running.values()) {
-      if (job.isOwned() && !claims.owns(job)) {
+      if (job.notGivenUp() && !claims.owns(job)) {
         job.lose();
         lostNow++;
       }
@@ -281,7 +281,7 @@ final class DefaultJobWorker implements JobWorker {
   /** After a failed statement on a live session: unlock whatever the session holds that no running job owns. */
   private void reconcileLocks() {
     try {
-      int released = claims.reconcile(running.values().stream().filter(RunningJob::isOwned).toList());
+      int released = claims.reconcile(running.values().stream().filter(RunningJob::notGivenUp).toList());
       if (released > 0) {
         log.warn("worker on queue {}: released {} advisory lock(s) a failed statement had left", config.queue(),
             released);
@@ -347,7 +347,7 @@ final class DefaultJobWorker implements JobWorker {
     }
     int back = 0;
     for (RunningJob job : running.values()) {
-      if (job.isOwned() && !finishedIds.contains(job.id())) {
+      if (job.notGivenUp() && !finishedIds.contains(job.id())) {
         job.lose();
         write.add(Outcome.of(job, "released"));
         back++;
@@ -469,7 +469,7 @@ final class DefaultJobWorker implements JobWorker {
     WorkerConfig.Registration<?> registration = config.handlers().get(c.kind());
     int max = c.maxAttempts() != null ? c.maxAttempts() : config.maxAttemptsOf(c.kind());
     RunningJob job = new RunningJob(c.id(), config.queue(), c.kind(), c.attempt(), max, c.payloadJson(), c.cancelled(),
-        c.slotKey(), c.owner());
+        c.slotKey(), c.owner(), claims);
     RunningJob earlier = running.put(c.id(), job);
     if (earlier != null) {
       earlier.lose(); // claimed again, so the earlier attempt (still in its handler) is not ours any more
@@ -478,10 +478,10 @@ final class DefaultJobWorker implements JobWorker {
   }
 
   private <T> void execute(RunningJob job, WorkerConfig.Registration<T> registration) {
-    if (!job.isOwned() || closing) {
+    if (!job.notGivenUp() || closing) {
       // claimed ahead and not started: lost meanwhile (dropped), or the worker is closing (given back
       // unstarted, with the next round trip)
-      if (job.isOwned()) {
+      if (job.notGivenUp()) {
         job.lose();
         outcomes.add(Outcome.of(job, "released"));
       }
@@ -504,7 +504,7 @@ final class DefaultJobWorker implements JobWorker {
     long took = System.nanoTime() - began;
     long avg = handlerNanos;
     handlerNanos = avg < 0 ? took : avg + (took - avg) / 8; // a rough moving average is all it needs
-    if (!job.isOwned()) {
+    if (!job.notGivenUp()) {
       // another worker may run it now (or will, at the shutdown deadline): this outcome is stale
       log.debug("worker on queue {}: {} finished after it was no longer owned; outcome dropped", config.queue(), job);
       running.remove(job.id(), job);

@@ -81,9 +81,9 @@ final class LeaseClaims extends StatementClaims {
     long sent = System.nanoTime();
     List<Claimed> claimed = call(c -> {
       if (limit == 0) {
-        try (PreparedStatement ps = c.prepareStatement(sql.completeLease)) {
+        try (PreparedStatement ps = c.prepareStatement(DURABLE + sql.completeLease)) {
           bindOutcomes(c, ps, 1, outcomes);
-          ps.executeQuery().close();
+          queryDurable(ps).close();
         }
         return List.of();
       }
@@ -91,13 +91,13 @@ final class LeaseClaims extends StatementClaims {
       // takes a lock that could outlive a failure)
       boolean both = !outcomes.isEmpty();
       String claim = JobSql.limited(sql.claimLease, limit, limit);
-      try (PreparedStatement ps = c.prepareStatement(both ? sql.completeLease + ";\n" + claim : claim)) {
+      try (PreparedStatement ps = c.prepareStatement(DURABLE + (both ? sql.completeLease + ";\n" + claim : claim))) {
         int i = both ? bindOutcomes(c, ps, 1, outcomes) : 1;
         i = bindCandidates(c, ps, i);
         i = bindClaimed(c, ps, i, owner);
         ps.setLong(i, leaseMillis);
         if (both) {
-          ps.execute(); // the outcomes' count
+          executeDurable(ps); // then the outcomes' count
           if (!ps.getMoreResults()) {
             throw new SQLException("the claim after the outcomes returned no rows");
           }
@@ -105,7 +105,7 @@ final class LeaseClaims extends StatementClaims {
             return readClaimed(rs, owner);
           }
         }
-        try (ResultSet rs = ps.executeQuery()) {
+        try (ResultSet rs = queryDurable(ps)) {
           return readClaimed(rs, owner);
         }
       }
@@ -129,11 +129,11 @@ final class LeaseClaims extends StatementClaims {
     Set<Long> kept = new HashSet<>();
     List<Long> cancelled = new ArrayList<>();
     call(c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql.heartbeatLease)) {
+      try (PreparedStatement ps = c.prepareStatement(DURABLE + sql.heartbeatLease)) {
         ps.setLong(1, leaseMillis);
         ps.setArray(2, c.createArrayOf("int8", ids(running)));
         ps.setLong(3, owner);
-        try (ResultSet rs = ps.executeQuery()) {
+        try (ResultSet rs = queryDurable(ps)) {
           while (rs.next()) {
             kept.add(rs.getLong(1));
             if (rs.getBoolean(2)) {
@@ -159,10 +159,10 @@ final class LeaseClaims extends StatementClaims {
   @Override
   public int rescue() throws SQLException {
     return call(c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql.rescueLease)) {
+      try (PreparedStatement ps = c.prepareStatement(DURABLE + sql.rescueLease)) {
         ps.setString(1, config.queue());
         bindBack(c, ps, 2, EXPIRED);
-        try (ResultSet rs = ps.executeQuery()) {
+        try (ResultSet rs = queryDurable(ps)) {
           return rs.next() ? rs.getInt(1) : 0;
         }
       }

@@ -12,13 +12,16 @@ final class RunningJob implements JobContext {
   private final String payloadJson;
   private final Long slotKey;
   private final long owner;
+  /** Asked at every {@link #isOwned()}: is the lock or lease still certainly held, by the monotonic clock. */
+  private final Claims claims;
   private volatile boolean cancelled;
   private volatile boolean owned = true;
   /** The handler's thread while it runs, to interrupt it; null before and after. */
   private volatile Thread thread;
 
   RunningJob(long id, String queue, String kind, int attempt, int maxAttempts, String payloadJson, boolean cancelled,
-      Long slotKey, long owner) {
+      Long slotKey, long owner, Claims claims) {
+    this.claims = claims;
     this.slotKey = slotKey;
     this.owner = owner;
     this.id = id;
@@ -75,8 +78,19 @@ final class RunningJob implements JobContext {
     return cancelled;
   }
 
+  /**
+   * True until the worker gave the job up; it also turns false the moment the lock's or lease's
+   * deadline passes (as {@link io.pglock.LockHandle#isHeld()} does), without waiting for the watch
+   * thread to notice: a handler paused past the deadline reads false when it resumes, before it can
+   * act on a job another worker may be running by then.
+   */
   @Override
   public boolean isOwned() {
+    return owned && claims.owns(this);
+  }
+
+  /** {@return false once the worker gave the job up (lost, or its outcome is to be dropped)} */
+  boolean notGivenUp() {
     return owned;
   }
 

@@ -20,6 +20,40 @@ abstract class StatementClaims implements Claims {
   private final String[] limitKinds;
   private final Integer[] limitValues;
 
+  /**
+   * Put in front of a statement whose transaction decides who runs a job (a claim, an outcome, a
+   * lease renewal, a rescue), in the same round trip, so that both run in one transaction: its commit
+   * then waits for the WAL to reach the disk even where the server, the role or the session says
+   * {@code synchronous_commit = off}. A claim undone by a crash after its commit was acknowledged
+   * would hand out the same attempt number (the job's fencing token) twice, and a lease renewal undone
+   * would let another worker take a job whose handler still believes it owns it. Only {@code off} is
+   * raised (to {@code on}); {@code local}, {@code remote_write} and {@code remote_apply} stand. For
+   * this transaction only: a pooled connection goes back as it came. A transaction that wrote nothing
+   * (a claim that found no job, a heartbeat of the advisory mode) has no commit record to wait for,
+   * so an idle worker pays nothing.
+   */
+  static final String DURABLE = "SELECT set_config('synchronous_commit', CASE current_setting('synchronous_commit')"
+      + " WHEN 'off' THEN 'on' ELSE current_setting('synchronous_commit') END, true);\n";
+
+  /**
+   * Executes a statement built as {@link #DURABLE} followed by one or more statements, and moves past
+   * {@code DURABLE}'s own result: the first statement's result is then the current one.
+   *
+   * @return true if the current result is a result set, as {@link PreparedStatement#execute()} says
+   */
+  static boolean executeDurable(PreparedStatement ps) throws SQLException {
+    ps.execute(); // set_config's row
+    return ps.getMoreResults();
+  }
+
+  /** Executes {@link #DURABLE} + a query and returns the query's rows. */
+  static ResultSet queryDurable(PreparedStatement ps) throws SQLException {
+    if (!executeDurable(ps)) {
+      throw new SQLException("the statement after set_config returned no rows");
+    }
+    return ps.getResultSet();
+  }
+
   StatementClaims(DefaultJobQueue jobs, WorkerConfig config) {
     this.sql = jobs.sql();
     this.config = config;

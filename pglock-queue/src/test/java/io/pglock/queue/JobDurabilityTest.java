@@ -1,0 +1,98 @@
+package io.pglock.queue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.pglock.PgLockSchema;
+import io.pglock.PgLocks;
+import io.pglock.testing.Await;
+import io.pglock.testing.PrivateServer;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A claim is the job's fencing token (its attempt number), so it must be on disk before the handler
+ * starts, whatever {@code synchronous_commit} says: on a server of the test's own running with
+ * {@code synchronous_commit = off} and a WAL writer that flushes every 10 s only, crashed
+ * ({@code pg_ctl stop -m immediate}) while the first attempt runs, the next attempt is number 2,
+ * never a second number 1, in either claim mode.
+ */
+class JobDurabilityTest {
+  private static final String[] LOSSY = {"synchronous_commit=off", "wal_writer_delay=10s", "autovacuum=off"};
+
+  @ParameterizedTest
+  @EnumSource(ClaimMode.class)
+  void aCrashRightAfterAClaim_theNextAttemptHasAHigherNumber(ClaimMode mode) throws Exception {
+    PrivateServer server;
+    try {
+      server = PrivateServer.start(LOSSY);
+    } catch (PrivateServer.Unavailable e) {
+      assumeTrue(false, "no private PostgreSQL server here: " + e.getMessage());
+      return;
+    }
+    try (server) {
+      DataSource ds = server.dataSource("pglock-durability-test");
+      PgLockSchema.migrate(ds, PgLockSchema.DEFAULT_SCHEMA);
+      List<Integer> attempts = new CopyOnWriteArrayList<>();
+      CountDownLatch firstStarted = new CountDownLatch(1);
+      CountDownLatch restarted = new CountDownLatch(1);
+      try (PgLocks locks = PgLocks.builder(ds).namespace("durable").nodeName("durable")
+          .connectTimeout(Duration.ofSeconds(30)).lease(Duration.ofSeconds(5)).build();
+          JobQueue jobs = JobQueue.builder(locks).build()) {
+        long id = jobs.enqueue(JobRequest.of("work", null).queue("durable")).id();
+        checkpoint(ds); // the job row on disk: only the claim is at stake
+        JobWorker worker = jobs.worker("durable").claimMode(mode).lease(Duration.ofSeconds(5))
+            .pollInterval(Duration.ofMillis(100)).rescueInterval(Duration.ofMillis(200)).shutdownTimeout(Duration.ZERO)
+            .handler("work", Object.class, (p, job) -> {
+              attempts.add(job.attempt());
+              if (attempts.size() == 1) {
+                firstStarted.countDown();
+                // the first attempt lasts until the server is back, or until its worker lost the job with
+                // the server (advisory mode: the lock went with the connection; lease mode keeps it)
+                while (!job.shouldStop() && restarted.getCount() > 0) {
+                  Thread.onSpinWait();
+                }
+              }
+            }).start();
+        assertThat(firstStarted.await(60, TimeUnit.SECONDS)).as("the first attempt started").isTrue();
+        server.stopImmediate(); // right after the claim's commit was acknowledged
+        server.startServer();
+        restarted.countDown();
+        Await.until("the job succeeded", Duration.ofSeconds(90),
+            () -> "succeeded".equals(state(ds, id)));
+        assertThat(attempts).as("attempt numbers seen by the handler, in order: each a new one").first().isEqualTo(1);
+        assertThat(attempts).as("attempt numbers seen by the handler, in order: each a new one")
+            .isSorted().doesNotHaveDuplicates();
+        worker.close();
+      }
+    }
+  }
+
+  /** The job's state; null while the server does not answer (it is restarting). */
+  private static String state(DataSource ds, long id) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT state FROM pglock.job WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : "gone";
+      }
+    } catch (java.sql.SQLException e) {
+      return null;
+    }
+  }
+
+  private static void checkpoint(DataSource ds) throws Exception {
+    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("CHECKPOINT")) {
+      ps.execute();
+    }
+  }
+}
