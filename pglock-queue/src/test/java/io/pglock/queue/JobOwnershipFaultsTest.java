@@ -57,6 +57,7 @@ class JobOwnershipFaultsTest {
           Thread.onSpinWait();
         }
         firstTold.set(true);
+        laterAttempts.putIfAbsent(-1, System.nanoTime()); // when attempt 1 was told (key -1)
       } else {
         laterAttempts.put(job.attempt(), System.nanoTime());
       }
@@ -84,13 +85,19 @@ class JobOwnershipFaultsTest {
     Await.until("attempt 2 ran", WAIT, () -> later.containsKey(2));
     long ms = TimeUnit.NANOSECONDS.toMillis(later.get(2) - killed);
     Await.until("the first attempt's handler was told", WAIT, told::get);
+    long toldMs = TimeUnit.NANOSECONDS.toMillis(later.get(-1) - killed);
     Await.until("succeeded", WAIT, () -> f.count("state = 'succeeded'") == 1);
     Job job = jobsA.admin().job(id).orElseThrow();
     assertThat(job.attempt()).isEqualTo(2);
     assertThat(job.errors()).hasSize(1);
     assertThat(job.errors().get(0).errorClass()).isEqualTo("io.pglock.queue.WorkerLost");
     assertThat(job.errors().get(0).node()).isEqualTo(nodeA);
-    System.out.println("job running again " + ms + " ms after its worker's backend was killed");
+    // The server freed the job's lock with the backend, so the next attempt can start before the
+    // first one's worker learns of it: only the attempt fence in the handler's write holds then
+    // (docs/queue.md). Both figures are printed for the docs.
+    System.out.println("job running again " + ms + " ms after its worker's backend was killed; the first attempt's"
+        + " handler told " + toldMs + " ms after");
+    assertThat(toldMs).as("the first attempt's handler told within a heartbeat of the kill").isLessThan(10_000);
     assertThat(ms).as("running again within the rescue interval and a claim").isLessThan(10_000);
   }
 
