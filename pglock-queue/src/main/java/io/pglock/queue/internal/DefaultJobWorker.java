@@ -1,8 +1,6 @@
 package io.pglock.queue.internal;
 
-import io.pglock.internal.Stacks;
 import io.pglock.queue.ClaimMode;
-import io.pglock.queue.DiscardJobException;
 import io.pglock.queue.JobWorker;
 import io.pglock.queue.WorkerConfig;
 import java.sql.SQLException;
@@ -46,6 +44,7 @@ final class DefaultJobWorker implements JobWorker {
   private final DefaultJobQueue jobs;
   private final WorkerConfig config;
   private final Claims claims;
+  private final FailedAttempts failures;
   private final ThreadPoolExecutor handlers;
   private final Thread io;
   private final Map<Long, RunningJob> running = new ConcurrentHashMap<>();
@@ -75,6 +74,7 @@ final class DefaultJobWorker implements JobWorker {
     this.config = config;
     this.claims = config.claimMode() == ClaimMode.ADVISORY ? new AdvisoryClaims(jobs, config)
         : new LeaseClaims(jobs, config);
+    this.failures = new FailedAttempts(config);
     int n = WORKERS.incrementAndGet();
     String prefix = "pglock-jobs-" + config.queue() + "-" + n;
     AtomicInteger threads = new AtomicInteger();
@@ -497,7 +497,7 @@ final class DefaultJobWorker implements JobWorker {
       registration.handler().handle(payload, job);
       outcome = Outcome.of(job, "succeeded");
     } catch (Throwable t) {
-      outcome = failedSafely(job, t);
+      outcome = failures.outcome(job, t);
     } finally {
       job.done();
     }
@@ -514,46 +514,6 @@ final class DefaultJobWorker implements JobWorker {
     outcomes.add(outcome);
     running.remove(job.id(), job);
     wake();
-  }
-
-  /** {@link #failed}, and if that throws (a Backoff of the user's), a retry in a minute: never no outcome. */
-  private Outcome failedSafely(RunningJob job, Throwable t) {
-    try {
-      return failed(job, t);
-    } catch (Throwable inner) {
-      log.warn("worker on queue {}: recording the failure of {} failed ({}); retrying it in a minute",
-          config.queue(), job, inner.toString());
-      return new Outcome(job.id(), job.attempt(), job.attempt() >= job.maxAttempts() ? "discarded" : "retryable",
-          60_000, clean(t.getClass().getName()), "(message unavailable: " + clean(inner.toString()) + ")", null,
-          job.slotKey(), job.owner());
-    }
-  }
-
-  /** Text for the database: PostgreSQL's text cannot hold NUL. */
-  static String clean(String s) {
-    return s == null || s.indexOf('\0') < 0 ? s : s.replace("\0", "\\0");
-  }
-
-  private Outcome failed(RunningJob job, Throwable t) {
-    String state;
-    long delay = 0;
-    if (t instanceof DiscardJobException) {
-      state = "discarded";
-    } else if (job.isCancelled()) {
-      state = "cancelled";
-    } else if (job.attempt() >= job.maxAttempts()) {
-      state = "discarded";
-    } else {
-      state = "retryable";
-      delay = config.backoff().delay(job.attempt()).toMillis();
-    }
-    if (state.equals("discarded")) {
-      log.warn("worker on queue {}: {} failed and is discarded: {}", config.queue(), job, t.toString());
-    } else {
-      log.debug("worker on queue {}: {} failed and is {}: {}", config.queue(), job, state, t.toString());
-    }
-    return new Outcome(job.id(), job.attempt(), state, delay, t.getClass().getName(),
-        clean(Stacks.trim(t.getMessage(), 2000)), clean(Stacks.trimmed(t)), job.slotKey(), job.owner());
   }
 
   private void wake() {
