@@ -26,8 +26,13 @@ public final class PgLocksBuilder {
   public static final int DEFAULT_MAX_HELD_LOCKS = 2_000;
   /** The highest cap accepted: the lock table of a server with generous settings. */
   public static final int MAX_MAX_HELD_LOCKS = 1_000_000;
-  /** The connect timeout when none is set. */
-  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
+  /**
+   * The connect timeout when none is set: 10 s, pgjdbc's own default. A login on a server or client
+   * whose CPUs are busy can take seconds (2 s, the earlier default, failed on a loaded 2-core machine
+   * where psql needed 0.5 s); latency-sensitive callers of {@code tryAcquire()} on a quiet network
+   * may set less.
+   */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
   /** The shortest connect timeout accepted. */
   public static final Duration MIN_CONNECT_TIMEOUT = Duration.ofMillis(100);
   /** The longest connect timeout accepted. */
@@ -158,7 +163,7 @@ public final class PgLocksBuilder {
   }
 
   /**
-   * The longest pglock waits for the network beyond a call's own timeout (default 2 s, from 100 ms
+   * The longest pglock waits for the network beyond a call's own timeout (default 10 s, from 100 ms
    * to 5 min): to open and set up a lock session (connect, login, setup statements), for the answer
    * to a try, and before giving up on a server that does not answer. Every public call returns
    * within its own timeout plus this bound, whatever the network does; a try without a timeout
