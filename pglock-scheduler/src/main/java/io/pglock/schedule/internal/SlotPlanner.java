@@ -14,7 +14,7 @@ import java.util.Optional;
  * The slot decisions of one task as a pure function: the schedule, the policies, the newest slot
  * decided already, the database's time and this node's runs of the task in; a decision for each
  * slot due since, out. No I/O, no clock, no state, so that every policy can be checked without a
- * database over generated histories ({@code SlotPlannerProperties}); {@link SlotExecutor} carries
+ * database over generated histories ({@code SlotPlannerPropertiesTest}); {@link SlotExecutor} carries
  * the decisions out, and the database still has the last word (a claim or a skip needs the slot's
  * time, or its lateness, to have passed by the database's clock).
  */

@@ -28,7 +28,7 @@ import net.jqwik.api.Provide;
  * start and end at random; every pass's decisions are checked against the policies, and the
  * passes together against the schedule (each slot decided once, in order, none left out).
  */
-class SlotPlannerProperties {
+class SlotPlannerPropertiesTest {
   private static final Instant T0 = Instant.parse("2026-11-25T10:00:00.300Z");
 
   /** One pass: the time moves on by {@code advanceMillis}, then a run of this node may start or end. */
