@@ -38,6 +38,7 @@ final class PglockTicker implements Ticker {
     scheduler.register(Task.builder(TASK, Schedule.cron("* * * * * *"))
         .missedSlots(MissedSlots.RUN_EACH)
         .catchUpLimit(CATCH_UP_LIMIT)
+        .missedAfter(Duration.ofSeconds(10)) // set: the default for a per-second task is now 1 s
         .build(ctx -> results.record(ctx.slot())));
   }
 
@@ -45,7 +46,7 @@ final class PglockTicker implements Ticker {
   static String settings() {
     return "Scheduler (SchedulerBuilder defaults but closeTimeout 2 s; the +5 s node's clock through "
         + "SchedulerBuilder.clock(Clock.offset(Clock.systemUTC(), 5 s))), Task \"" + TASK + "\" on cron \"* * * * * *\","
-        + " MissedSlots.RUN_EACH, catchUpLimit " + CATCH_UP_LIMIT + ", missedAfter 10 s, Overlap.SKIP,"
+        + " MissedSlots.RUN_EACH, catchUpLimit " + CATCH_UP_LIMIT + ", missedAfter 10 s (set), Overlap.SKIP,"
         + " retryDisconnected 1 (defaults); PgLocks defaults but connectTimeout " + CONNECT_TIMEOUT.toSeconds()
         + " s, unpooled PGSimpleDataSource";
   }

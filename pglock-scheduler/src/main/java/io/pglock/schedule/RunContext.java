@@ -34,8 +34,13 @@ public interface RunContext {
   String node();
 
   /**
-   * True once the run has been told to stop (deadline, lock lost, scheduler closing); the thread is
-   * also interrupted.
+   * True once the run has been told to stop (deadline, scheduler closing) or no longer holds the
+   * task's lock; the thread is also interrupted. The lock part is read from the lock itself, not
+   * from a flag a callback sets: it turns true at the latest at the lock's lease deadline by this
+   * node's monotonic clock, before another node can take the lock and start the next run, even
+   * if this process was paused (a stop-the-world pause, SIGSTOP) past the deadline. A lock the
+   * server frees at once (its backend terminated, the server crashed) may be taken by another node
+   * before this turns true: the fencing token is what makes a late write fail.
    *
    * @return whether to stop
    */

@@ -56,7 +56,13 @@ public interface Scheduler extends AutoCloseable {
    */
   Scheduler register(Task task);
 
-  /** Starts the scheduler's thread: slots are claimed from now on. Idempotent. */
+  /**
+   * Starts the scheduler's thread: slots are claimed from now on. Idempotent. Checks first that the
+   * task tables are there (one statement).
+   *
+   * @throws io.pglock.SchemaMissingException if the schema lacks the task tables (version 8)
+   * @throws io.pglock.LockSessionException if the database cannot be reached
+   */
   void start();
 
   /**

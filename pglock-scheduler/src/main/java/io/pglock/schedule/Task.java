@@ -17,7 +17,10 @@ import java.util.regex.Pattern;
  * }</pre>
  */
 public final class Task {
-  /** The default of {@link Builder#missedAfter}: 10 s. */
+  /**
+   * The most a slot may be late by default and still run as scheduled: 10 s, or less when the next
+   * slot comes sooner (see {@link Builder#missedAfter}).
+   */
   public static final Duration DEFAULT_MISSED_AFTER = Duration.ofSeconds(10);
   /** The default of {@link Builder#catchUpLimit}: 10. */
   public static final int DEFAULT_CATCH_UP_LIMIT = 10;
@@ -73,9 +76,18 @@ public final class Task {
     return missedSlots;
   }
 
-  /** {@return how late a slot may start before it counts as missed} */
+  /**
+   * {@return how late a slot may start before it counts as missed, as set with
+   * {@link Builder#missedAfter}; if not set, {@link #DEFAULT_MISSED_AFTER}, which the time to the
+   * next slot shortens}
+   */
   public Duration missedAfter() {
-    return missedAfter;
+    return missedAfter != null ? missedAfter : DEFAULT_MISSED_AFTER;
+  }
+
+  /** {@return the lateness set with {@link Builder#missedAfter}, or empty for the default} */
+  public Optional<Duration> missedAfterSetting() {
+    return Optional.ofNullable(missedAfter);
   }
 
   /** {@return how many missed slots {@link MissedSlots#RUN_EACH} runs at most} */
@@ -113,7 +125,7 @@ public final class Task {
     private final String name;
     private final Schedule schedule;
     private MissedSlots missedSlots = MissedSlots.SKIP;
-    private Duration missedAfter = DEFAULT_MISSED_AFTER;
+    private Duration missedAfter; // null: the default, which depends on the slot
     private int catchUpLimit = DEFAULT_CATCH_UP_LIMIT;
     private Overlap overlap = Overlap.SKIP;
     private Duration deadline;
@@ -150,7 +162,10 @@ public final class Task {
 
     /**
      * How late a slot may be found unclaimed and still run as scheduled; later, it is missed (its
-     * policy decides). Default {@link #DEFAULT_MISSED_AFTER}.
+     * policy decides). Default: {@link #DEFAULT_MISSED_AFTER} (10 s), or the time from the slot to
+     * the next one if that is shorter, so that a slot whose successor has come is missed: after a
+     * restart, a task every second runs from the current second on instead of a burst of the
+     * seconds it was down (its policy decides about those). Set it to let slots run later.
      *
      * @param lateness from 1 s to 1 day
      * @return this builder

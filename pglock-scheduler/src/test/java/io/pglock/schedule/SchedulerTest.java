@@ -283,7 +283,9 @@ class SchedulerTest {
   @Test
   void slotsDueTogether_runOneAfterTheOther_notSkippedAsOverlap() {
     Scheduler s = node("a");
-    s.register(Task.builder("late", Schedule.fixedRate(Duration.ofSeconds(1))).build(ctx ->
+    // missedAfter set: by default a slot whose successor has come is missed, and these are 2.5 s old
+    s.register(Task.builder("late", Schedule.fixedRate(Duration.ofSeconds(1))).missedAfter(Duration.ofSeconds(10))
+        .build(ctx ->
         TimeUnit.MILLISECONDS.sleep(300))); // the work, longer than the claim of the next slot takes
     Instant registered = Instant.now();
     Await.until("two slots to pass unclaimed", WAIT, () -> Instant.now().isAfter(registered.plusMillis(2500)));

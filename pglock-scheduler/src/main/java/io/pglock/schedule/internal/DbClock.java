@@ -12,25 +12,26 @@ import java.util.concurrent.Callable;
  * database anyway (a claim requires {@code slot <= now()}); this only decides when to wake up.
  */
 final class DbClock {
-  private volatile Instant dbAtMeasure;
-  private volatile long nanosAtMeasure;
+  /** One measurement: the two values are read together (run threads read the clock too). */
+  private record Reading(Instant db, long nanos) {}
+
+  private volatile Reading last;
 
   /** Measures: {@code readDbNow} runs one {@code SELECT clock_timestamp()} (call it on an idle connection). */
   void measure(Callable<Instant> readDbNow) throws Exception {
     long t0 = System.nanoTime();
     Instant db = readDbNow.call();
     long t1 = System.nanoTime();
-    nanosAtMeasure = t0 + (t1 - t0) / 2;
-    dbAtMeasure = db;
+    last = new Reading(db, t0 + (t1 - t0) / 2);
   }
 
   boolean measured() {
-    return dbAtMeasure != null;
+    return last != null;
   }
 
   Instant now() {
-    Instant base = dbAtMeasure;
-    return base.plusNanos(System.nanoTime() - nanosAtMeasure);
+    Reading r = last;
+    return r.db().plusNanos(System.nanoTime() - r.nanos());
   }
 
   /** How long from now until the database's clock shows {@code at}; negative if past. */

@@ -171,9 +171,21 @@ final class RunExecution implements Runnable, RunContext {
     return node;
   }
 
+  /**
+   * True once told to stop, and also as soon as the task's lock is no longer held, read from the
+   * handle itself: {@link LockHandle#isHeld()} turns false at the lease deadline by the monotonic
+   * clock, before another node can be granted the lock, whereas the stop request comes from a loss
+   * callback that runs later (a watch tick, the callback executor) or not at all while this
+   * process is paused.
+   */
   @Override
-  public synchronized boolean stopRequested() {
-    return stopReason != null;
+  public boolean stopRequested() {
+    synchronized (this) {
+      if (stopReason != null) {
+        return true;
+      }
+    }
+    return !handle.isHeld();
   }
 
   @Override

@@ -34,6 +34,15 @@ public final class RunTable {
     this.schema = io.pglock.internal.SchemaMigrator.checkSchema(schema);
   }
 
+  /**
+   * Joined into every statement that decides who runs what (a claim, a retry, a skip, an end):
+   * makes its transaction's commit wait for the WAL flush whatever {@code synchronous_commit} the
+   * server or the session says, so that a decision acted on survives a server crash (a lost run row
+   * would let the slot run again). {@code set_config(..., true)} lasts until the end of the
+   * statement's own transaction (autocommit), and costs no extra round trip.
+   */
+  private static final String DURABLE = "(SELECT set_config('synchronous_commit', 'on', true)) AS durable";
+
   /** What an attempt to claim a slot found. */
   public enum Claim {
     /** The row is ours: run it. */
@@ -65,6 +74,14 @@ public final class RunTable {
       ps.setString(3, schedule);
       ps.setString(4, node);
       ps.executeUpdate();
+    }
+  }
+
+  /** Fails with SQLSTATE 42P01 or 3F000 if the task tables are missing. */
+  public void check(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM " + schema + ".task_run, " + schema
+        + ".scheduled_task LIMIT 0"); ResultSet rs = ps.executeQuery()) {
+      rs.next();
     }
   }
 
@@ -115,7 +132,7 @@ public final class RunTable {
       String node, long token) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema + ".task_run"
         + " (namespace, task, slot, kind, state, attempt, node, fencing_token, started_at)"
-        + " SELECT ?, ?, ?, ?, 'running', ?, ?, ?, now() WHERE ?::timestamptz <= now()"
+        + " SELECT ?, ?, ?, ?, 'running', ?, ?, ?, now() FROM " + DURABLE + " WHERE ?::timestamptz <= now()"
         + " ON CONFLICT (namespace, task, slot) DO NOTHING")) {
       ps.setString(1, namespace);
       ps.setString(2, task);
@@ -186,28 +203,45 @@ public final class RunTable {
   }
 
   /**
-   * Records slots as skipped, unless a row exists, and only those at least {@code olderThan} in the
+   * Records slots as skipped, unless a row exists, and only those at least their lateness in the
    * past by the database's clock (a node whose idea of the time is ahead cannot skip a slot that
-   * has not been missed); returns how many were recorded. The slots travel as text: pgjdbc encodes
+   * has not been missed). Returns the slots that have a row now (recorded here or before): a slot
+   * not among them has none and must be decided again. The slots travel as text: pgjdbc encodes
    * a {@code timestamptz[]} from {@code Timestamp}s in the JVM's zone.
+   *
+   * @param olderThan for each slot, how far in the past it must be
    */
-  public int skip(Connection c, String namespace, String task, List<Instant> slots, RunKind kind, String node,
-      String detail, Duration olderThan) throws SQLException {
+  public java.util.Set<Instant> skip(Connection c, String namespace, String task, List<Instant> slots,
+      List<Duration> olderThan, RunKind kind, String node, String detail) throws SQLException {
+    java.util.Set<Instant> present = new java.util.HashSet<>();
     if (slots.isEmpty()) {
-      return 0;
+      return present;
     }
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema + ".task_run"
+    try (PreparedStatement ps = c.prepareStatement("WITH want AS (SELECT CAST(t.s AS timestamptz) AS slot,"
+        + " t.late FROM unnest(?::text[], ?::bigint[]) AS t(s, late)),"
+        + " ins AS (INSERT INTO " + schema + ".task_run"
         + " (namespace, task, slot, kind, state, node, started_at, finished_at, detail)"
-        + " SELECT ?, ?, s, ?, 'skipped', ?, NULL, now(), ? FROM unnest(?::text[]) AS t, CAST(t AS timestamptz) AS s"
-        + " WHERE s <= now() - ?::interval ON CONFLICT (namespace, task, slot) DO NOTHING")) {
-      ps.setString(1, namespace);
-      ps.setString(2, task);
-      ps.setString(3, kind(kind));
-      ps.setString(4, node);
-      ps.setString(5, detail);
-      ps.setArray(6, c.createArrayOf("text", slots.stream().map(i -> micros(i).toString()).toArray()));
-      ps.setString(7, olderThan.toNanos() / 1000 + " microseconds");
-      return ps.executeUpdate();
+        + " SELECT ?, ?, w.slot, ?, 'skipped', ?, NULL, now(), ? FROM want w, " + DURABLE
+        + " WHERE w.slot <= now() - w.late * interval '1 microsecond'"
+        + " ON CONFLICT (namespace, task, slot) DO NOTHING RETURNING slot)"
+        // the statement's snapshot does not see the rows it inserts: the union is both
+        + " SELECT slot FROM ins UNION ALL SELECT r.slot FROM " + schema + ".task_run r JOIN want w ON r.slot = w.slot"
+        + " WHERE r.namespace = ? AND r.task = ?")) {
+      ps.setArray(1, c.createArrayOf("text", slots.stream().map(i -> micros(i).toString()).toArray()));
+      ps.setArray(2, c.createArrayOf("bigint", olderThan.stream().map(d -> d.toNanos() / 1000).toArray()));
+      ps.setString(3, namespace);
+      ps.setString(4, task);
+      ps.setString(5, kind(kind));
+      ps.setString(6, node);
+      ps.setString(7, detail);
+      ps.setString(8, namespace);
+      ps.setString(9, task);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          present.add(rs.getTimestamp(1).toInstant());
+        }
+      }
+      return present;
     }
   }
 
@@ -226,7 +260,7 @@ public final class RunTable {
       String detail, Throwable error) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".task_run SET state = ?,"
         + " finished_at = now(), detail = COALESCE(?, detail), error_class = ?, error_message = ?, error_stack = ?"
-        + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'")) {
+        + " FROM " + DURABLE + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'")) {
       ps.setString(1, state.name().toLowerCase(Locale.ROOT));
       ps.setString(2, detail);
       ps.setString(3, error == null ? null : error.getClass().getName());
@@ -260,7 +294,7 @@ public final class RunTable {
   /** Marks a run whose runner is gone as disconnected (no retry). Returns whether the row was still that run. */
   public boolean disconnected(Connection c, String namespace, Running run, String noticedBy) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".task_run SET state = 'disconnected',"
-        + " noticed_at = now(), finished_at = now(), detail = ?"
+        + " noticed_at = now(), finished_at = now(), detail = ? FROM " + DURABLE
         + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'")) {
       ps.setString(1, "runner " + run.node() + " (attempt " + run.attempt() + ") disconnected; noticed by " + noticedBy);
       ps.setString(2, namespace);
@@ -274,7 +308,7 @@ public final class RunTable {
   /** Takes over a run whose runner is gone, as its next attempt. Returns whether the row was still that run. */
   public boolean retry(Connection c, String namespace, Running run, String node, long token) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".task_run SET attempt = attempt + 1,"
-        + " node = ?, fencing_token = ?, started_at = now(), noticed_at = now(), detail = ?"
+        + " node = ?, fencing_token = ?, started_at = now(), noticed_at = now(), detail = ? FROM " + DURABLE
         + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'")) {
       ps.setString(1, node);
       ps.setLong(2, token);
