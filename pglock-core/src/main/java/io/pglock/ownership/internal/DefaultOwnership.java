@@ -8,8 +8,10 @@ import io.pglock.PgLocksConfig;
 import io.pglock.SessionLock;
 import io.pglock.election.Member;
 import io.pglock.election.Membership;
+import io.pglock.election.internal.DefaultMembership;
 import io.pglock.election.internal.MemberLookup;
 import io.pglock.internal.LockListingQuery;
+import io.pglock.internal.LossCauseWait;
 import io.pglock.ownership.OwnedResource;
 import io.pglock.ownership.Owner;
 import io.pglock.ownership.Ownership;
@@ -48,12 +50,7 @@ public final class DefaultOwnership implements Ownership {
   private static final Logger log = LoggerFactory.getLogger(DefaultOwnership.class);
   /** How often the thread looks at its handles' leases itself, besides the loss signals: local, no I/O. */
   private static final long WATCH_MILLIS = 100;
-  /**
-   * The longest a handle that is no longer held waits for its loss signal to say why (the core marks
-   * it not held a moment before the signal goes out): at most a twentieth of the lease, well inside
-   * the core's margin of a tenth between the member's deadline and the server's.
-   */
-  private static final long MAX_LOSS_CAUSE_WAIT_NANOS = 500_000_000L;
+  private static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(WATCH_MILLIS);
   private static final Duration REJOIN_MIN = Duration.ofMillis(500);
   private static final Duration REJOIN_MAX = Duration.ofSeconds(5);
   /**
@@ -73,7 +70,6 @@ public final class DefaultOwnership implements Ownership {
   private final Duration interval;
   private final Duration closeTimeout;
   private final Duration readTimeout;
-  private final long lossCauseWaitNanos;
   private final Map<String, SessionLock> lockOf = new ConcurrentHashMap<>();
   /** Written by the ownership's thread only (and by a close that timed out); read by any. */
   private final Map<String, Held> owned = new ConcurrentSkipListMap<>();
@@ -88,19 +84,22 @@ public final class DefaultOwnership implements Ownership {
   private boolean roundRequested; // guarded by monitor
   private int followUps; // guarded by monitor: quick rounds still due after a nudge
   private volatile Membership membership; // written by the thread (and join)
-  private long membershipNotHeldSince; // the thread's
+  private LossCauseWait membershipLoss; // the thread's (and start's): why the membership's lock went
+  /** How long the thread may sleep before it looks at the handles again (a cause may be due sooner). */
+  private long watchAgainNanos = WATCH_NANOS; // the thread's
   private final Set<String> recorded = ConcurrentHashMap.newKeySet(); // lock names recorded in the name table
   private boolean failing; // the thread's: the last round failed (log the next failure at debug only)
 
-  /** One owned resource: what the owner was told, the lock's handle. */
+  /** One owned resource: what the owner was told, the lock's handle and why it went. */
   private static final class Held {
     final OwnedResource resource;
     final LockHandle handle;
-    long notHeldSince;
+    final LossCauseWait loss;
 
-    Held(OwnedResource resource, LockHandle handle) {
+    Held(OwnedResource resource, LossCauseWait loss) {
       this.resource = resource;
-      this.handle = handle;
+      this.handle = loss.handle();
+      this.loss = loss;
     }
   }
 
@@ -118,7 +117,6 @@ public final class DefaultOwnership implements Ownership {
           + " (the lock table shows the node name up to its first ':'): \"" + config.nodeName() + "\"");
     }
     this.readTimeout = config.lease().compareTo(LockListingQuery.DEFAULT_READ_TIMEOUT) < 0 ? config.lease() : LockListingQuery.DEFAULT_READ_TIMEOUT;
-    this.lossCauseWaitNanos = Math.min(MAX_LOSS_CAUSE_WAIT_NANOS, config.lease().toNanos() / 20);
     this.resources = checked(resources);
     String prefix = "pglock-" + config.nodeName() + "-ownership-" + group;
     this.thread = new Thread(this::run, prefix);
@@ -143,7 +141,7 @@ public final class DefaultOwnership implements Ownership {
     }
     try {
       recordNames(names);
-      membership = Membership.join(locks, group, memberId);
+      joined(DefaultMembership.join(locks, group, memberId));
       checkNodeUnique();
     } catch (RuntimeException | Error e) {
       Membership m = membership;
@@ -230,6 +228,19 @@ public final class DefaultOwnership implements Ownership {
   @Override
   public List<Member> members() {
     return MemberLookup.find(config.dataSource(), config.schema(), config.namespace(), group);
+  }
+
+  /** Takes a membership as this member's, watched for its loss (which wakes the thread). */
+  private void joined(DefaultMembership m) {
+    membershipLoss = new LossCauseWait(m.handle(), config.lease(), this::wakeThread);
+    membership = m;
+  }
+
+  /** Wakes the thread to look at the handles now: a loss signal came. */
+  private void wakeThread() {
+    synchronized (monitor) {
+      monitor.notifyAll();
+    }
   }
 
   /** Nudges the other members from the I/O thread, without waiting; not at all once closed. */
@@ -351,8 +362,8 @@ public final class DefaultOwnership implements Ownership {
 
   /** Waits until the deadline, a wake (close, a round request), or the next watch, whichever is first. */
   private void awaitWake(long deadline) {
-    long millis = Math.min(WATCH_MILLIS, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-    if (millis <= 0) {
+    long nanos = Math.min(watchAgainNanos, deadline - System.nanoTime());
+    if (nanos <= 0) {
       return;
     }
     synchronized (monitor) {
@@ -360,48 +371,38 @@ public final class DefaultOwnership implements Ownership {
         return;
       }
       try {
-        monitor.wait(millis);
+        TimeUnit.NANOSECONDS.timedWait(monitor, nanos);
       } catch (InterruptedException e) {
         // not interruptible: a stray interrupt from user code; the conditions decide
       }
     }
   }
 
-  /** Tells the owner about every resource lost, and ends a membership that was lost. No I/O. */
+  /**
+   * Tells the owner about every resource lost, and ends a membership that was lost. No I/O. A
+   * resource whose lock is no longer held is not owned from that instant ({@link #owned()} asks the
+   * handle); the owner is told as soon as the cause is known ({@link LossCauseWait}).
+   */
   private void watch() {
     long now = System.nanoTime();
+    long again = WATCH_NANOS;
     for (Held h : owned.values()) {
-      if (h.handle.isHeld()) {
-        continue;
-      }
-      LossCause cause = h.handle.lost().toCompletableFuture().getNow(null);
+      LossCause cause = h.loss.poll(now);
       if (cause == null) {
-        // The handle knows it is not held a moment before its loss signal says why: wait briefly
-        // for the cause, so that the owner is told it; the resource is not owned either way.
-        if (h.notHeldSince == 0) {
-          h.notHeldSince = now;
-        }
-        if (now - h.notHeldSince < lossCauseWaitNanos) {
-          continue;
-        }
-        cause = LossCause.LEASE_EXPIRED;
+        again = Math.min(again, h.loss.sleepNanos(now, WATCH_NANOS));
+        continue;
       }
       release(h, release(cause));
     }
+    watchAgainNanos = again;
     Membership m = membership;
-    if (m == null || m.isJoined()) {
-      membershipNotHeldSince = 0;
+    if (m == null) {
       return;
     }
-    LossCause cause = m.lost().toCompletableFuture().getNow(null);
+    LossCause cause = membershipLoss.poll(now);
     if (cause == null) {
-      if (membershipNotHeldSince == 0) {
-        membershipNotHeldSince = now;
-      }
-      if (now - membershipNotHeldSince < lossCauseWaitNanos) {
-        return;
-      }
-      cause = LossCause.LEASE_EXPIRED;
+      watchAgainNanos = Math.min(watchAgainNanos, membershipLoss.sleepNanos(now, WATCH_NANOS));
+      return;
     }
     if (cause == LossCause.CLOSED) {
       throw new PgLocksClosedException("the PgLocks of ownership " + group + " was closed");
@@ -413,7 +414,7 @@ public final class DefaultOwnership implements Ownership {
     }
     m.close();
     membership = null;
-    membershipNotHeldSince = 0;
+    membershipLoss = null;
   }
 
   private static Release release(LossCause cause) {
@@ -429,9 +430,9 @@ public final class DefaultOwnership implements Ownership {
 
   /** Joins the membership again; false if not now (logged). */
   private boolean rejoin() {
-    Membership m = io(() -> {
+    DefaultMembership m = io(() -> {
       try {
-        return Membership.join(locks, group, memberId);
+        return DefaultMembership.join(locks, group, memberId);
       } catch (IllegalStateException e) {
         // our former member lock, not yet freed by the server (a lease that ran out): wait for it
         log.info("ownership {}: member {} cannot join again yet ({}); retrying", group, memberId, e.getMessage());
@@ -446,7 +447,7 @@ public final class DefaultOwnership implements Ownership {
       return false;
     }
     log.info("ownership {}: member {} joined the group again", group, memberId);
-    membership = m;
+    joined(m);
     nudgeOthers();
     return true;
   }
@@ -535,13 +536,8 @@ public final class DefaultOwnership implements Ownership {
     }
     OwnedResource r = new OwnedResource(group, resource, memberId, handle.fencingToken(), Instant.now(),
         config.namespace(), Ownership.lockName(group, resource));
-    Held h = new Held(r, handle);
+    Held h = new Held(r, new LossCauseWait(handle, config.lease(), this::wakeThread)); // the thread tells the owner
     owned.put(resource, h);
-    handle.onLoss(cause -> {
-      synchronized (monitor) {
-        monitor.notifyAll(); // the thread tells the owner
-      }
-    });
     log.debug("ownership {}: member {} gained {} (token {})", group, memberId, resource, r.fencingToken());
     try {
       owner.gained(r);
@@ -583,7 +579,7 @@ public final class DefaultOwnership implements Ownership {
         synchronized (monitor) {
           if (!f.isDone() && !closing) {
             try {
-              monitor.wait(WATCH_MILLIS);
+              TimeUnit.NANOSECONDS.timedWait(monitor, watchAgainNanos);
             } catch (InterruptedException e) {
               // not interruptible: a stray interrupt from user code
             }
