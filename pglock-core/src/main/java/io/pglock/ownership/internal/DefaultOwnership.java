@@ -452,11 +452,15 @@ public final class DefaultOwnership implements Ownership {
     return true;
   }
 
-  /** One balancing round: read who holds what, give up what is too much, take free resources up to the share. */
+  /**
+   * One balancing round: give up what is no longer wanted, read who holds what, then carry out
+   * the {@link RoundPlan}: give up what is too much, or take free resources up to the share.
+   */
   private void round() {
     Set<String> wanted = resources();
-    for (Held h : List.copyOf(owned.values())) {
-      if (!wanted.contains(h.resource.resource())) {
+    for (String r : RoundPlan.removed(wanted, owned.keySet())) {
+      Held h = owned.get(r);
+      if (h != null) {
         release(h, Release.REMOVED);
       }
     }
@@ -473,31 +477,25 @@ public final class DefaultOwnership implements Ownership {
     if (snapshot == null || membership == null) {
       return;
     }
-    wanted = resources();
-    int quota = FairShare.quota(snapshot.heldCounts(), memberId, owned.size(), wanted.size());
-    int excess = owned.size() - quota;
-    if (excess > 0) {
-      List<Held> mine = new ArrayList<>(owned.values());
-      Collections.reverse(mine); // give up the last by name: any choice is fair, a stable one moves less
-      for (Held h : mine.subList(0, excess)) {
-        release(h, Release.REBALANCED);
+    RoundPlan plan = RoundPlan.plan(memberId, resources(), List.copyOf(owned.keySet()), snapshot.heldCounts(),
+        snapshot::isHeld);
+    if (!plan.giveUp().isEmpty()) {
+      for (String r : plan.giveUp()) {
+        Held h = owned.get(r);
+        if (h != null) {
+          release(h, Release.REBALANCED);
+        }
       }
       nudgeOthers(); // whoever is short takes them now
       return;
     }
-    List<String> free = new ArrayList<>();
-    for (String r : wanted) {
-      if (!owned.containsKey(r) && !snapshot.isHeld(r)) {
-        free.add(r);
-      }
-    }
-    if (excess == 0 || free.isEmpty()) {
+    if (plan.wantMore() == 0) {
       return;
     }
+    List<String> free = new ArrayList<>(plan.free());
     Collections.shuffle(free); // members that take at once mostly try different resources
-    int wantMore = -excess;
     Membership member = membership;
-    List<Map.Entry<String, LockHandle>> got = io(() -> tryAcquire(free, wantMore));
+    List<Map.Entry<String, LockHandle>> got = io(() -> tryAcquire(free, plan.wantMore()));
     if (got == null) {
       return;
     }
