@@ -26,14 +26,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -74,7 +69,7 @@ public final class DefaultOwnership implements Ownership {
   /** Written by the ownership's thread only (and by a close that timed out); read by any. */
   private final Map<String, Held> owned = new ConcurrentSkipListMap<>();
   private final Thread thread;
-  private final ExecutorService io;
+  private final IoThread io;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final GroupNudges nudges;
 
@@ -88,7 +83,23 @@ public final class DefaultOwnership implements Ownership {
   /** How long the thread may sleep before it looks at the handles again (a cause may be due sooner). */
   private long watchAgainNanos = WATCH_NANOS; // the thread's
   private final Set<String> recorded = ConcurrentHashMap.newKeySet(); // lock names recorded in the name table
-  private boolean failing; // the thread's: the last round failed (log the next failure at debug only)
+  /** What the thread does while it waits for the I/O thread: watch its handles. */
+  private final IoThread.Watcher watcher = new IoThread.Watcher() {
+    @Override
+    public boolean closing() {
+      return isClosing();
+    }
+
+    @Override
+    public long watchAgainNanos() {
+      return watchAgainNanos;
+    }
+
+    @Override
+    public void watch() {
+      DefaultOwnership.this.watch();
+    }
+  };
 
   /** One owned resource: what the owner was told, the lock's handle and why it went. */
   private static final class Held {
@@ -121,11 +132,8 @@ public final class DefaultOwnership implements Ownership {
     String prefix = "pglock-" + config.nodeName() + "-ownership-" + group;
     this.thread = new Thread(this::run, prefix);
     this.thread.setDaemon(true);
-    this.io = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, prefix + "-io");
-      t.setDaemon(true);
-      return t;
-    });
+    this.io = new IoThread(prefix + "-io", monitor, readTimeout.multipliedBy(2),
+        "ownership " + group + " of member " + memberId);
     this.nudges = new GroupNudges(config.dataSource(), config.namespace(), group, memberId, prefix + "-listen",
         this::nudged);
   }
@@ -243,13 +251,14 @@ public final class DefaultOwnership implements Ownership {
     }
   }
 
-  /** Nudges the other members from the I/O thread, without waiting; not at all once closed. */
+  /** Nudges the other members from the I/O thread, without waiting; not at all once closed (the way out nudges). */
   private void nudgeOthers() {
-    try {
-      io.execute(nudges::send);
-    } catch (RejectedExecutionException e) {
-      // closed: the shutdown nudges
-    }
+    io.execute(nudges::send);
+  }
+
+  /** Runs network work on the I/O thread, watching the handles meanwhile; null if given up ({@link IoThread#call}). */
+  private <T> T io(Supplier<T> work) {
+    return io.call(work, watcher);
   }
 
   /** Another member changed something: balance now, and twice more shortly after. */
@@ -558,82 +567,6 @@ public final class DefaultOwnership implements Ownership {
     }
   }
 
-  /**
-   * Runs network work on the I/O thread and waits for it, watching the handles meanwhile (woken by
-   * their loss signals). Null if closed meanwhile, if the work failed (logged) or took longer than
-   * its bound; whatever such work returns later is released.
-   */
-  private <T> T io(Supplier<T> work) {
-    CompletableFuture<T> f = CompletableFuture.supplyAsync(work, io);
-    f.whenComplete((r, e) -> {
-      synchronized (monitor) {
-        monitor.notifyAll();
-      }
-    });
-    long deadline = System.nanoTime() + readTimeout.toNanos() * 2;
-    boolean taken = false;
-    try {
-      while (true) {
-        synchronized (monitor) {
-          if (!f.isDone() && !closing) {
-            try {
-              TimeUnit.NANOSECONDS.timedWait(monitor, watchAgainNanos);
-            } catch (InterruptedException e) {
-              // not interruptible: a stray interrupt from user code
-            }
-          }
-        }
-        if (f.isDone()) {
-          break;
-        }
-        watch();
-        if (isClosing()) {
-          return null;
-        }
-        if (System.nanoTime() - deadline > 0) {
-          log.warn("ownership {} of member {}: the network work of a round takes longer than {}; going on without"
-              + " it", group, memberId, readTimeout.multipliedBy(2));
-          return null;
-        }
-      }
-      T result;
-      try {
-        result = f.join();
-      } catch (CompletionException e) {
-        Throwable cause = e.getCause() != null ? e.getCause() : e;
-        if (cause instanceof PgLocksClosedException) {
-          throw (PgLocksClosedException) cause;
-        }
-        if (failing) {
-          log.debug("ownership {} of member {}: a round failed again: {}", group, memberId, cause.toString());
-        } else {
-          log.warn("ownership {} of member {}: a round failed ({}); trying again at the next", group, memberId,
-              cause.toString());
-        }
-        failing = true;
-        return null;
-      }
-      failing = false;
-      taken = true;
-      return result;
-    } finally {
-      if (!taken) {
-        f.thenAccept(DefaultOwnership::releaseLate);
-      }
-    }
-  }
-
-  /** Releases what a piece of I/O work that was given up on returned late. */
-  private static void releaseLate(Object result) {
-    if (result instanceof Membership) {
-      ((Membership) result).close();
-    } else if (result instanceof List) {
-      for (Object o : (List<?>) result) {
-        ((LockHandle) ((Map.Entry<?, ?>) o).getValue()).close();
-      }
-    }
-  }
-
   private void recordNames(Collection<String> names) {
     if (names.isEmpty()) {
       return;
@@ -654,20 +587,8 @@ public final class DefaultOwnership implements Ownership {
       m.close();
     }
     nudges.stop();
-    try {
-      io.execute(nudges::send); // the others take this member's resources now; after any I/O in flight
-    } catch (RejectedExecutionException e) {
-      // already shut down
-    }
-    io.shutdown();
-    try {
-      if (!io.awaitTermination(SHUTDOWN_IO_MILLIS, TimeUnit.MILLISECONDS)) {
-        io.shutdownNow(); // what it returns late is released (releaseLate)
-      }
-    } catch (InterruptedException e) {
-      io.shutdownNow();
-      Thread.currentThread().interrupt();
-    }
+    io.execute(nudges::send); // the others take this member's resources now; after any I/O in flight
+    io.shutdown(SHUTDOWN_IO_MILLIS);
     nudges.close();
     log.debug("ownership {}: member {} left", group, memberId);
   }
