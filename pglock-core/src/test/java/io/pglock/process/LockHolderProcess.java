@@ -75,6 +75,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  *       all times {@link System#nanoTime()}). On {@code CHECK} prints {@code LEADER <isLeader()> <t>};
  *       ends on {@code EXIT} or when stdin closes, closing the election (a clean handover).
  *   <li>{@code own ...}: a member of a fair-share ownership group, see {@link OwnerProcess}.
+ *   <li>{@code stallwrite ...}: a fenced writer that stops between its check and its commit, see
+ *       {@link StalledWriterProcess}.
  * </ul>
  *
  * <p>A holder exits when stdin closes, so that it does not outlive the test that started it; the
@@ -98,6 +100,7 @@ public final class LockHolderProcess {
         case "fencedwrite" -> fencedWrite(opts);
         case "elect" -> elect(opts);
         case "own" -> OwnerProcess.own(opts);
+        case "stallwrite" -> StalledWriterProcess.run(opts);
         default -> throw new IllegalArgumentException("unknown mode " + args[0]);
       };
     } catch (Throwable t) {

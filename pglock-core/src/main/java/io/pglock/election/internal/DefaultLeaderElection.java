@@ -9,6 +9,7 @@ import io.pglock.election.Candidate;
 import io.pglock.election.LeaderElection;
 import io.pglock.election.Revocation;
 import io.pglock.election.Term;
+import io.pglock.internal.LossCauseWait;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -28,12 +29,8 @@ public final class DefaultLeaderElection implements LeaderElection {
   private static final Logger log = LoggerFactory.getLogger(DefaultLeaderElection.class);
   /** How often a leader looks at its handle's lease itself, besides the loss callback: local, no I/O. */
   private static final long WATCH_MILLIS = 100;
-  /** How long a term that is no longer held waits for its loss signal to say why. */
-  private static final long MAX_LOSS_CAUSE_WAIT_NANOS = 500_000_000L;
-  /** At most a twentieth of the lease: well inside the core's margin of a tenth before the server's deadline. */
-  private final long lossCauseWaitNanos;
-  /** When the current term's handle was first seen not held; 0 while it is. Guarded by the monitor. */
-  private long notHeldSince;
+  private static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(WATCH_MILLIS);
+  private final Duration lease;
   /** How long the thread waits before standing again after an unexpected acquire failure. */
   private static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(1);
 
@@ -55,8 +52,8 @@ public final class DefaultLeaderElection implements LeaderElection {
   private boolean closing; // guarded by monitor
   private Throwable broken; // guarded by monitor: a reportBroken not yet acted on
   private boolean resign; // guarded by monitor
-  private LossCause lost; // guarded by monitor: the loss of the current term's handle
   private LockHandle handle; // guarded by monitor: the current term's
+  private LossCauseWait loss; // guarded by monitor: why the current term's handle is no longer held
   private Term term; // guarded by monitor: the current one, null when not leading
 
   public DefaultLeaderElection(PgLocks locks, String name, Candidate candidate, Duration firstAttemptJitter,
@@ -67,7 +64,7 @@ public final class DefaultLeaderElection implements LeaderElection {
     this.lockName = LeaderElection.lockName(name);
     this.candidate = Objects.requireNonNull(candidate, "candidate");
     this.lock = locks.lock(lockName).withFencing();
-    this.lossCauseWaitNanos = Math.min(MAX_LOSS_CAUSE_WAIT_NANOS, locks.config().lease().toNanos() / 20);
+    this.lease = locks.config().lease();
     this.firstAttemptJitter = firstAttemptJitter;
     this.backoffMin = backoffMin;
     this.backoffMax = backoffMax;
@@ -86,17 +83,18 @@ public final class DefaultLeaderElection implements LeaderElection {
     return name;
   }
 
+  /** The handle's own answer, by the lease clock: false from the lease deadline on, whatever the thread does. */
   @Override
   public boolean isLeader() {
     synchronized (monitor) {
-      return term != null && lost == null && handle.isHeld();
+      return term != null && handle.isHeld();
     }
   }
 
   @Override
   public Optional<Term> currentTerm() {
     synchronized (monitor) {
-      return term != null && lost == null && handle.isHeld() ? Optional.of(term) : Optional.empty();
+      return term != null && handle.isHeld() ? Optional.of(term) : Optional.empty();
     }
   }
 
@@ -229,19 +227,14 @@ public final class DefaultLeaderElection implements LeaderElection {
         return;
       }
       handle = h;
-      notHeldSince = 0;
       term = t;
-      lost = null;
       resign = false;
-    }
-    h.onLoss(cause -> {
-      synchronized (monitor) {
-        if (handle == h && lost == null) {
-          lost = cause;
+      loss = new LossCauseWait(h, lease, () -> {
+        synchronized (monitor) {
           monitor.notifyAll();
         }
-      }
-    });
+      });
+    }
     log.debug("election {}: node {} elected, token {}", name, node, t.fencingToken());
     try {
       candidate.elected(t);
@@ -271,12 +264,13 @@ public final class DefaultLeaderElection implements LeaderElection {
       Revocation why;
       while ((why = reason(h)) == null) {
         try {
-          monitor.wait(WATCH_MILLIS);
+          TimeUnit.NANOSECONDS.timedWait(monitor, loss.sleepNanos(System.nanoTime(), WATCH_NANOS));
         } catch (InterruptedException e) {
           // not interruptible here: a stray interrupt from user code; the conditions decide
         }
       }
       handle = null;
+      loss = null;
       term = null;
       return why;
     }
@@ -284,22 +278,9 @@ public final class DefaultLeaderElection implements LeaderElection {
 
   /** Why the term ended, or null if it goes on. Must hold the monitor. */
   private Revocation reason(LockHandle h) {
-    LossCause cause = lost;
+    LossCause cause = loss.poll(System.nanoTime());
     if (cause == null && !h.isHeld()) {
-      // The handle knows it is not held a moment before its loss signal says why (a terminated
-      // backend's session is marked dead, then the signal goes out): wait for the cause, briefly,
-      // so that the revocation names it; the term is over either way.
-      cause = h.lost().toCompletableFuture().getNow(null);
-      long now = System.nanoTime();
-      if (cause == null && notHeldSince == 0) {
-        notHeldSince = now;
-      }
-      if (cause == null && now - notHeldSince < lossCauseWaitNanos) {
-        return null;
-      }
-      if (cause == null) {
-        cause = LossCause.LEASE_EXPIRED; // no signal came: only the client's lease deadline has passed
-      }
+      return null; // the term is over (isLeader() says so already); its cause is being recorded
     }
     if (cause != null) {
       switch (cause) {

@@ -33,7 +33,7 @@ public final class DefaultMembership implements Membership {
   }
 
   /** Records the member's lock name, then takes the lock without waiting; see {@link Membership#join}. */
-  public static Membership join(PgLocks locks, String group, String memberId) {
+  public static DefaultMembership join(PgLocks locks, String group, String memberId) {
     Objects.requireNonNull(locks, "locks");
     MemberLookup.checkGroup(group);
     Objects.requireNonNull(memberId, "memberId");
@@ -66,6 +66,12 @@ public final class DefaultMembership implements Membership {
     return memberId;
   }
 
+  /** {@return the member's lock: for a watcher that needs the loss cause at once (ownership)} */
+  public LockHandle handle() {
+    return handle;
+  }
+
+  /** The handle's own answer, by the lease clock: false from the lease deadline on. */
   @Override
   public boolean isJoined() {
     return handle.isHeld();

@@ -8,8 +8,10 @@ import io.pglock.PgLocksConfig;
 import io.pglock.SessionLock;
 import io.pglock.election.Member;
 import io.pglock.election.Membership;
+import io.pglock.election.internal.DefaultMembership;
 import io.pglock.election.internal.MemberLookup;
 import io.pglock.internal.LockListingQuery;
+import io.pglock.internal.LossCauseWait;
 import io.pglock.ownership.OwnedResource;
 import io.pglock.ownership.Owner;
 import io.pglock.ownership.Ownership;
@@ -24,14 +26,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -48,12 +45,7 @@ public final class DefaultOwnership implements Ownership {
   private static final Logger log = LoggerFactory.getLogger(DefaultOwnership.class);
   /** How often the thread looks at its handles' leases itself, besides the loss signals: local, no I/O. */
   private static final long WATCH_MILLIS = 100;
-  /**
-   * The longest a handle that is no longer held waits for its loss signal to say why (the core marks
-   * it not held a moment before the signal goes out): at most a twentieth of the lease, well inside
-   * the core's margin of a tenth between the member's deadline and the server's.
-   */
-  private static final long MAX_LOSS_CAUSE_WAIT_NANOS = 500_000_000L;
+  private static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(WATCH_MILLIS);
   private static final Duration REJOIN_MIN = Duration.ofMillis(500);
   private static final Duration REJOIN_MAX = Duration.ofSeconds(5);
   /**
@@ -73,12 +65,11 @@ public final class DefaultOwnership implements Ownership {
   private final Duration interval;
   private final Duration closeTimeout;
   private final Duration readTimeout;
-  private final long lossCauseWaitNanos;
   private final Map<String, SessionLock> lockOf = new ConcurrentHashMap<>();
   /** Written by the ownership's thread only (and by a close that timed out); read by any. */
   private final Map<String, Held> owned = new ConcurrentSkipListMap<>();
   private final Thread thread;
-  private final ExecutorService io;
+  private final IoThread io;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final GroupNudges nudges;
 
@@ -88,19 +79,38 @@ public final class DefaultOwnership implements Ownership {
   private boolean roundRequested; // guarded by monitor
   private int followUps; // guarded by monitor: quick rounds still due after a nudge
   private volatile Membership membership; // written by the thread (and join)
-  private long membershipNotHeldSince; // the thread's
+  private LossCauseWait membershipLoss; // the thread's (and start's): why the membership's lock went
+  /** How long the thread may sleep before it looks at the handles again (a cause may be due sooner). */
+  private long watchAgainNanos = WATCH_NANOS; // the thread's
   private final Set<String> recorded = ConcurrentHashMap.newKeySet(); // lock names recorded in the name table
-  private boolean failing; // the thread's: the last round failed (log the next failure at debug only)
+  /** What the thread does while it waits for the I/O thread: watch its handles. */
+  private final IoThread.Watcher watcher = new IoThread.Watcher() {
+    @Override
+    public boolean closing() {
+      return isClosing();
+    }
 
-  /** One owned resource: what the owner was told, the lock's handle. */
+    @Override
+    public long watchAgainNanos() {
+      return watchAgainNanos;
+    }
+
+    @Override
+    public void watch() {
+      DefaultOwnership.this.watch();
+    }
+  };
+
+  /** One owned resource: what the owner was told, the lock's handle and why it went. */
   private static final class Held {
     final OwnedResource resource;
     final LockHandle handle;
-    long notHeldSince;
+    final LossCauseWait loss;
 
-    Held(OwnedResource resource, LockHandle handle) {
+    Held(OwnedResource resource, LossCauseWait loss) {
       this.resource = resource;
-      this.handle = handle;
+      this.handle = loss.handle();
+      this.loss = loss;
     }
   }
 
@@ -118,16 +128,12 @@ public final class DefaultOwnership implements Ownership {
           + " (the lock table shows the node name up to its first ':'): \"" + config.nodeName() + "\"");
     }
     this.readTimeout = config.lease().compareTo(LockListingQuery.DEFAULT_READ_TIMEOUT) < 0 ? config.lease() : LockListingQuery.DEFAULT_READ_TIMEOUT;
-    this.lossCauseWaitNanos = Math.min(MAX_LOSS_CAUSE_WAIT_NANOS, config.lease().toNanos() / 20);
     this.resources = checked(resources);
     String prefix = "pglock-" + config.nodeName() + "-ownership-" + group;
     this.thread = new Thread(this::run, prefix);
     this.thread.setDaemon(true);
-    this.io = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, prefix + "-io");
-      t.setDaemon(true);
-      return t;
-    });
+    this.io = new IoThread(prefix + "-io", monitor, readTimeout.multipliedBy(2),
+        "ownership " + group + " of member " + memberId);
     this.nudges = new GroupNudges(config.dataSource(), config.namespace(), group, memberId, prefix + "-listen",
         this::nudged);
   }
@@ -143,7 +149,7 @@ public final class DefaultOwnership implements Ownership {
     }
     try {
       recordNames(names);
-      membership = Membership.join(locks, group, memberId);
+      joined(DefaultMembership.join(locks, group, memberId));
       checkNodeUnique();
     } catch (RuntimeException | Error e) {
       Membership m = membership;
@@ -232,13 +238,27 @@ public final class DefaultOwnership implements Ownership {
     return MemberLookup.find(config.dataSource(), config.schema(), config.namespace(), group);
   }
 
-  /** Nudges the other members from the I/O thread, without waiting; not at all once closed. */
-  private void nudgeOthers() {
-    try {
-      io.execute(nudges::send);
-    } catch (RejectedExecutionException e) {
-      // closed: the shutdown nudges
+  /** Takes a membership as this member's, watched for its loss (which wakes the thread). */
+  private void joined(DefaultMembership m) {
+    membershipLoss = new LossCauseWait(m.handle(), config.lease(), this::wakeThread);
+    membership = m;
+  }
+
+  /** Wakes the thread to look at the handles now: a loss signal came. */
+  private void wakeThread() {
+    synchronized (monitor) {
+      monitor.notifyAll();
     }
+  }
+
+  /** Nudges the other members from the I/O thread, without waiting; not at all once closed (the way out nudges). */
+  private void nudgeOthers() {
+    io.execute(nudges::send);
+  }
+
+  /** Runs network work on the I/O thread, watching the handles meanwhile; null if given up ({@link IoThread#call}). */
+  private <T> T io(Supplier<T> work) {
+    return io.call(work, watcher);
   }
 
   /** Another member changed something: balance now, and twice more shortly after. */
@@ -351,8 +371,8 @@ public final class DefaultOwnership implements Ownership {
 
   /** Waits until the deadline, a wake (close, a round request), or the next watch, whichever is first. */
   private void awaitWake(long deadline) {
-    long millis = Math.min(WATCH_MILLIS, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-    if (millis <= 0) {
+    long nanos = Math.min(watchAgainNanos, deadline - System.nanoTime());
+    if (nanos <= 0) {
       return;
     }
     synchronized (monitor) {
@@ -360,48 +380,38 @@ public final class DefaultOwnership implements Ownership {
         return;
       }
       try {
-        monitor.wait(millis);
+        TimeUnit.NANOSECONDS.timedWait(monitor, nanos);
       } catch (InterruptedException e) {
         // not interruptible: a stray interrupt from user code; the conditions decide
       }
     }
   }
 
-  /** Tells the owner about every resource lost, and ends a membership that was lost. No I/O. */
+  /**
+   * Tells the owner about every resource lost, and ends a membership that was lost. No I/O. A
+   * resource whose lock is no longer held is not owned from that instant ({@link #owned()} asks the
+   * handle); the owner is told as soon as the cause is known ({@link LossCauseWait}).
+   */
   private void watch() {
     long now = System.nanoTime();
+    long again = WATCH_NANOS;
     for (Held h : owned.values()) {
-      if (h.handle.isHeld()) {
-        continue;
-      }
-      LossCause cause = h.handle.lost().toCompletableFuture().getNow(null);
+      LossCause cause = h.loss.poll(now);
       if (cause == null) {
-        // The handle knows it is not held a moment before its loss signal says why: wait briefly
-        // for the cause, so that the owner is told it; the resource is not owned either way.
-        if (h.notHeldSince == 0) {
-          h.notHeldSince = now;
-        }
-        if (now - h.notHeldSince < lossCauseWaitNanos) {
-          continue;
-        }
-        cause = LossCause.LEASE_EXPIRED;
+        again = Math.min(again, h.loss.sleepNanos(now, WATCH_NANOS));
+        continue;
       }
       release(h, release(cause));
     }
+    watchAgainNanos = again;
     Membership m = membership;
-    if (m == null || m.isJoined()) {
-      membershipNotHeldSince = 0;
+    if (m == null) {
       return;
     }
-    LossCause cause = m.lost().toCompletableFuture().getNow(null);
+    LossCause cause = membershipLoss.poll(now);
     if (cause == null) {
-      if (membershipNotHeldSince == 0) {
-        membershipNotHeldSince = now;
-      }
-      if (now - membershipNotHeldSince < lossCauseWaitNanos) {
-        return;
-      }
-      cause = LossCause.LEASE_EXPIRED;
+      watchAgainNanos = Math.min(watchAgainNanos, membershipLoss.sleepNanos(now, WATCH_NANOS));
+      return;
     }
     if (cause == LossCause.CLOSED) {
       throw new PgLocksClosedException("the PgLocks of ownership " + group + " was closed");
@@ -413,7 +423,7 @@ public final class DefaultOwnership implements Ownership {
     }
     m.close();
     membership = null;
-    membershipNotHeldSince = 0;
+    membershipLoss = null;
   }
 
   private static Release release(LossCause cause) {
@@ -429,9 +439,9 @@ public final class DefaultOwnership implements Ownership {
 
   /** Joins the membership again; false if not now (logged). */
   private boolean rejoin() {
-    Membership m = io(() -> {
+    DefaultMembership m = io(() -> {
       try {
-        return Membership.join(locks, group, memberId);
+        return DefaultMembership.join(locks, group, memberId);
       } catch (IllegalStateException e) {
         // our former member lock, not yet freed by the server (a lease that ran out): wait for it
         log.info("ownership {}: member {} cannot join again yet ({}); retrying", group, memberId, e.getMessage());
@@ -446,16 +456,20 @@ public final class DefaultOwnership implements Ownership {
       return false;
     }
     log.info("ownership {}: member {} joined the group again", group, memberId);
-    membership = m;
+    joined(m);
     nudgeOthers();
     return true;
   }
 
-  /** One balancing round: read who holds what, give up what is too much, take free resources up to the share. */
+  /**
+   * One balancing round: give up what is no longer wanted, read who holds what, then carry out
+   * the {@link RoundPlan}: give up what is too much, or take free resources up to the share.
+   */
   private void round() {
     Set<String> wanted = resources();
-    for (Held h : List.copyOf(owned.values())) {
-      if (!wanted.contains(h.resource.resource())) {
+    for (String r : RoundPlan.removed(wanted, owned.keySet())) {
+      Held h = owned.get(r);
+      if (h != null) {
         release(h, Release.REMOVED);
       }
     }
@@ -472,31 +486,25 @@ public final class DefaultOwnership implements Ownership {
     if (snapshot == null || membership == null) {
       return;
     }
-    wanted = resources();
-    int quota = FairShare.quota(snapshot.heldCounts(), memberId, owned.size(), wanted.size());
-    int excess = owned.size() - quota;
-    if (excess > 0) {
-      List<Held> mine = new ArrayList<>(owned.values());
-      Collections.reverse(mine); // give up the last by name: any choice is fair, a stable one moves less
-      for (Held h : mine.subList(0, excess)) {
-        release(h, Release.REBALANCED);
+    RoundPlan plan = RoundPlan.plan(memberId, resources(), List.copyOf(owned.keySet()), snapshot.heldCounts(),
+        snapshot::isHeld);
+    if (!plan.giveUp().isEmpty()) {
+      for (String r : plan.giveUp()) {
+        Held h = owned.get(r);
+        if (h != null) {
+          release(h, Release.REBALANCED);
+        }
       }
       nudgeOthers(); // whoever is short takes them now
       return;
     }
-    List<String> free = new ArrayList<>();
-    for (String r : wanted) {
-      if (!owned.containsKey(r) && !snapshot.isHeld(r)) {
-        free.add(r);
-      }
-    }
-    if (excess == 0 || free.isEmpty()) {
+    if (plan.wantMore() == 0) {
       return;
     }
+    List<String> free = new ArrayList<>(plan.free());
     Collections.shuffle(free); // members that take at once mostly try different resources
-    int wantMore = -excess;
     Membership member = membership;
-    List<Map.Entry<String, LockHandle>> got = io(() -> tryAcquire(free, wantMore));
+    List<Map.Entry<String, LockHandle>> got = io(() -> tryAcquire(free, plan.wantMore()));
     if (got == null) {
       return;
     }
@@ -535,13 +543,8 @@ public final class DefaultOwnership implements Ownership {
     }
     OwnedResource r = new OwnedResource(group, resource, memberId, handle.fencingToken(), Instant.now(),
         config.namespace(), Ownership.lockName(group, resource));
-    Held h = new Held(r, handle);
+    Held h = new Held(r, new LossCauseWait(handle, config.lease(), this::wakeThread)); // the thread tells the owner
     owned.put(resource, h);
-    handle.onLoss(cause -> {
-      synchronized (monitor) {
-        monitor.notifyAll(); // the thread tells the owner
-      }
-    });
     log.debug("ownership {}: member {} gained {} (token {})", group, memberId, resource, r.fencingToken());
     try {
       owner.gained(r);
@@ -561,82 +564,6 @@ public final class DefaultOwnership implements Ownership {
       log.error("ownership {}: the owner's lost callback threw for {}; ignored", group, h.resource.resource(), e);
     } finally {
       h.handle.close();
-    }
-  }
-
-  /**
-   * Runs network work on the I/O thread and waits for it, watching the handles meanwhile (woken by
-   * their loss signals). Null if closed meanwhile, if the work failed (logged) or took longer than
-   * its bound; whatever such work returns later is released.
-   */
-  private <T> T io(Supplier<T> work) {
-    CompletableFuture<T> f = CompletableFuture.supplyAsync(work, io);
-    f.whenComplete((r, e) -> {
-      synchronized (monitor) {
-        monitor.notifyAll();
-      }
-    });
-    long deadline = System.nanoTime() + readTimeout.toNanos() * 2;
-    boolean taken = false;
-    try {
-      while (true) {
-        synchronized (monitor) {
-          if (!f.isDone() && !closing) {
-            try {
-              monitor.wait(WATCH_MILLIS);
-            } catch (InterruptedException e) {
-              // not interruptible: a stray interrupt from user code
-            }
-          }
-        }
-        if (f.isDone()) {
-          break;
-        }
-        watch();
-        if (isClosing()) {
-          return null;
-        }
-        if (System.nanoTime() - deadline > 0) {
-          log.warn("ownership {} of member {}: the network work of a round takes longer than {}; going on without"
-              + " it", group, memberId, readTimeout.multipliedBy(2));
-          return null;
-        }
-      }
-      T result;
-      try {
-        result = f.join();
-      } catch (CompletionException e) {
-        Throwable cause = e.getCause() != null ? e.getCause() : e;
-        if (cause instanceof PgLocksClosedException) {
-          throw (PgLocksClosedException) cause;
-        }
-        if (failing) {
-          log.debug("ownership {} of member {}: a round failed again: {}", group, memberId, cause.toString());
-        } else {
-          log.warn("ownership {} of member {}: a round failed ({}); trying again at the next", group, memberId,
-              cause.toString());
-        }
-        failing = true;
-        return null;
-      }
-      failing = false;
-      taken = true;
-      return result;
-    } finally {
-      if (!taken) {
-        f.thenAccept(DefaultOwnership::releaseLate);
-      }
-    }
-  }
-
-  /** Releases what a piece of I/O work that was given up on returned late. */
-  private static void releaseLate(Object result) {
-    if (result instanceof Membership) {
-      ((Membership) result).close();
-    } else if (result instanceof List) {
-      for (Object o : (List<?>) result) {
-        ((LockHandle) ((Map.Entry<?, ?>) o).getValue()).close();
-      }
     }
   }
 
@@ -660,20 +587,8 @@ public final class DefaultOwnership implements Ownership {
       m.close();
     }
     nudges.stop();
-    try {
-      io.execute(nudges::send); // the others take this member's resources now; after any I/O in flight
-    } catch (RejectedExecutionException e) {
-      // already shut down
-    }
-    io.shutdown();
-    try {
-      if (!io.awaitTermination(SHUTDOWN_IO_MILLIS, TimeUnit.MILLISECONDS)) {
-        io.shutdownNow(); // what it returns late is released (releaseLate)
-      }
-    } catch (InterruptedException e) {
-      io.shutdownNow();
-      Thread.currentThread().interrupt();
-    }
+    io.execute(nudges::send); // the others take this member's resources now; after any I/O in flight
+    io.shutdown(SHUTDOWN_IO_MILLIS);
     nudges.close();
     log.debug("ownership {}: member {} left", group, memberId);
   }
