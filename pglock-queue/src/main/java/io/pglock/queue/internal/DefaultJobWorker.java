@@ -478,6 +478,11 @@ final class DefaultJobWorker implements JobWorker {
   }
 
   private <T> void execute(RunningJob job, WorkerConfig.Registration<T> registration) {
+    if (job.notGivenUp() && !job.isOwned()) {
+      // claimed ahead, and its lock's or lease's deadline passed while it waited here (a pause of the
+      // whole process, before the watch thread ran): another worker may run it now, so it never starts
+      job.lose();
+    }
     if (!job.notGivenUp() || closing) {
       // claimed ahead and not started: lost meanwhile (dropped), or the worker is closing (given back
       // unstarted, with the next round trip)
@@ -504,6 +509,9 @@ final class DefaultJobWorker implements JobWorker {
     long took = System.nanoTime() - began;
     long avg = handlerNanos;
     handlerNanos = avg < 0 ? took : avg + (took - avg) / 8; // a rough moving average is all it needs
+    if (job.notGivenUp() && !job.isOwned()) {
+      job.lose(); // finished past the deadline, before the watch thread noticed: as if it had
+    }
     if (!job.notGivenUp()) {
       // another worker may run it now (or will, at the shutdown deadline): this outcome is stale
       log.debug("worker on queue {}: {} finished after it was no longer owned; outcome dropped", config.queue(), job);
