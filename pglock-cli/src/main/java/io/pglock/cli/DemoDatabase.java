@@ -6,6 +6,7 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -35,9 +36,11 @@ final class DemoDatabase implements AutoCloseable {
    *
    * @throws UnreachableException if a connection cannot be opened (host, port, database or login)
    */
-  static DemoDatabase server(String url, String user, String password, Console console) {
+  static DemoDatabase server(String url, String user, String password, Duration connectTimeout, Console console) {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(url);
+    ds.setConnectTimeout(DatabaseOptions.wholeSeconds(connectTimeout));
+    ds.setLoginTimeout(DatabaseOptions.wholeSeconds(connectTimeout));
     if (user != null) {
       ds.setUser(user);
     }
@@ -52,7 +55,7 @@ final class DemoDatabase implements AutoCloseable {
       // The driver's own message follows as the first "caused by" line.
       throw new UnreachableException("could not connect to " + shown + " (SQLState " + e.getSQLState()
           + "); check the host, port and database in --url, that the server accepts TCP connections, "
-          + "and --user and --password", e);
+          + "--user and --password, and --connect-timeout on a slow network", e);
     }
   }
 

@@ -58,7 +58,7 @@ import picocli.CommandLine.Spec;
         "2:bad options",
         "3:the database could not be reached",
         "5:pglock's schema (or its job table) is missing: run PgLockSchema.migrate",
-        "6:the database role may not read or change the job table"})
+        "6:the role lacks a privilege (CONNECT on the database, USAGE on the schema, or one on a table, view or function): the message names the GRANT to run"})
 public final class JobsCommand implements Callable<Integer> {
   /** How long a query may take, and connecting. */
   static final Duration QUERY_TIMEOUT = Duration.ofSeconds(10);

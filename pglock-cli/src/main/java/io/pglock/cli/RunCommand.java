@@ -2,6 +2,7 @@ package io.pglock.cli;
 
 import io.pglock.LockHandle;
 import io.pglock.LockKey;
+import io.pglock.MissingPrivilegeException;
 import io.pglock.PgLocks;
 import io.pglock.PgLocksBuilder;
 import io.pglock.SchemaMissingException;
@@ -61,6 +62,7 @@ import picocli.CommandLine.Spec;
         "3:the database could not be reached",
         "4:the lock was lost while the command ran (it got SIGTERM, then SIGKILL after --grace)",
         "5:--fencing-token-env, and pglock's schema lacks what fencing tokens need; the command did not run",
+        "6:the role lacks a privilege (CONNECT on the database; with --fencing-token-env or --history, USAGE on the schema and its tables and functions): the message names the GRANT to run; the command did not run",
         "126:the command could not be started",
         "127:the command was not found",
         "128+N:pglock got signal N before the command started; it was not started"})
@@ -131,7 +133,7 @@ public final class RunCommand implements Callable<Integer> {
     CommandSupervisor supervisor = new CommandSupervisor(Thread.currentThread(), err, grace, lockName);
     try (SignalRelay relay = SignalRelay.install(supervisor);
         PgLocks locks = PgLocks.builder(database.dataSource()).namespace(key.namespace()).nodeName(nodeName())
-            .lease(lease).waitSessions(1).schema(schema.schema()).build()) {
+            .lease(lease).connectTimeout(database.connectTimeout()).waitSessions(1).schema(schema.schema()).build()) {
       SessionLock lock = lock(locks);
       Optional<LockHandle> handle;
       try {
@@ -165,6 +167,11 @@ public final class RunCommand implements Callable<Integer> {
     try {
       return lock.withFencing();
     } catch (SchemaMissingException e) {
+      SchemaAccess.missingUsage(database.dataSource(), schema.schema()).ifPresent(grant -> {
+        throw new MissingPrivilegeException("--fencing-token-env needs USAGE on pglock's schema \"" + schema.schema()
+            + "\", which this role lacks; as the schema's owner or a superuser run: " + grant
+            + "; the command did not run", e);
+      });
       // The library's message speaks to Java code ("build the PgLocks again"); this one to the shell.
       throw new SchemaMissingException("--fencing-token-env needs pglock's schema \"" + schema.schema()
           + "\" at version 2 or later (fencing tokens), which this database lacks or this role may not use; run "

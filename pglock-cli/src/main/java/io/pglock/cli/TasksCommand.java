@@ -45,7 +45,8 @@ import picocli.CommandLine.Spec;
         "1:no task: none is registered in the namespace, or not the one named",
         "2:bad options",
         "3:the database could not be reached",
-        "5:pglock's schema (or its task tables) is missing: run PgLockSchema.migrate"})
+        "5:pglock's schema (or its task tables) is missing: run PgLockSchema.migrate",
+        "6:the role lacks a privilege (CONNECT on the database, USAGE on the schema, or one on a table, view or function): the message names the GRANT to run"})
 public final class TasksCommand implements Callable<Integer> {
   /** How long a query may take, and connecting. */
   static final Duration QUERY_TIMEOUT = Duration.ofSeconds(10);
