@@ -67,10 +67,16 @@ final class DemoDatabase implements AutoCloseable {
    * @throws UnreachableException if the server did not start or the schema could not be installed
    */
   static DemoDatabase embedded(Console console) {
-    console.event("no --url given: starting an embedded PostgreSQL (the first run unpacks it; a few seconds)");
+    console.event("no --url given: starting an embedded PostgreSQL (the first run unpacks it: seconds, up to a "
+        + "minute on a busy machine)");
     EmbeddedPostgres pg;
     try {
       pg = EmbeddedPostgres.builder().start();
+    } catch (LinkageError e) {
+      // pglock.jar without demo-lib/ beside it: the embedded PostgreSQL ships apart (see pglock-cli/pom.xml).
+      throw new UnreachableException("the embedded PostgreSQL is not installed beside pglock.jar (its demo-lib/ "
+          + "directory, built with the jar: ./pglock demo builds both); or point the demo at a server: "
+          + "--url jdbc:postgresql://host:5432/db --user name", e);
     } catch (IOException | RuntimeException e) {
       throw new UnreachableException("the embedded PostgreSQL did not start (" + e.getMessage()
           + "); point the demo at a server instead: --url jdbc:postgresql://host:5432/db --user name", e);
