@@ -48,6 +48,17 @@ class RunHistoryTest {
         .as(all.describe()).contains("released");
   }
 
+  /** A process exits right after its run: the history must be written before it does (PgLocks.close drains). */
+  @Test
+  void aFailedRunInItsOwnProcess_isRecordedBeforeTheProcessExits() throws Exception {
+    PglockProcess p = PglockProcess.start("run", "--namespace", NAMESPACE, "--name", prefix + "-proc", "--history",
+        "--", "sh", "-c", "exit 5");
+    assertThat(p.awaitExit(Duration.ofSeconds(60))).as(p.output()).isEqualTo(5);
+    CliRun history = CliRun.awaitOnDatabase(RECORDED, r -> r.out().contains(prefix + "-proc"),
+        "history", "--failed", "--namespace", NAMESPACE, "--name", prefix + "-proc");
+    assertThat(history.out()).as(history.describe()).contains("CommandFailedException: sh exited with status 5");
+  }
+
   @Test
   void history_withTheLockHeldElsewhere_nonblock_exitsWithTheConflictCode() throws Exception {
     try (java.sql.Connection c = TestDatabase.get().connect();
