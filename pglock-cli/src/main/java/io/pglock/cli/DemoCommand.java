@@ -2,6 +2,7 @@ package io.pglock.cli;
 
 import io.pglock.PgLockSchema;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -42,7 +43,9 @@ import picocli.CommandLine.Spec;
         "1:a check failed, or the run failed",
         "2:bad options",
         "3:the database could not be reached (no connection, login refused, or the embedded PostgreSQL "
-            + "did not start)"})
+            + "did not start)",
+        "6:with --url: the role lacks a privilege (CONNECT on the database, or what installing the schema needs): "
+            + "the message names the GRANT to run"})
 public final class DemoCommand implements Callable<Integer> {
   static final int MAX_WORKERS = 32;
   static final int MAX_RESOURCES = 1_000;
@@ -60,6 +63,12 @@ public final class DemoCommand implements Callable<Integer> {
 
   @Option(names = "--password", description = "Database password (with --url).")
   private String password;
+
+  @Option(names = "--connect-timeout", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "How long to wait for the database to accept a connection and a login, 1s to 5m "
+          + "(default: ${DEFAULT-VALUE}). Raise it for a loaded machine or a slow network.")
+  private Duration connectTimeout;
 
   @Option(names = "--workers", paramLabel = "N", defaultValue = "4",
       description = "Workers, each with its own PgLocks, like separate processes (default: ${DEFAULT-VALUE}).")
@@ -86,10 +95,11 @@ public final class DemoCommand implements Callable<Integer> {
     ResourceLedger ledger = new ResourceLedger(names);
     boolean ok;
     try (DemoDatabase db = url == null ? DemoDatabase.embedded(console)
-        : DemoDatabase.server(url, user, password, console)) {
+        : DemoDatabase.server(url, user, password, connectTimeout, console)) {
       console.event("pglock demo on " + db.description() + ": " + count(workers, "worker") + ", "
           + count(resources, "resource") + ", " + count(rounds, "round") + ", lock namespace " + namespace);
-      try (DemoFleet fleet = new DemoFleet(db.dataSource(), namespace, workers, ledger, console, verbose)) {
+      try (DemoFleet fleet = new DemoFleet(db.dataSource(), namespace, connectTimeout, workers, ledger, console,
+          verbose)) {
         fleet.run(rounds);
         boolean roundsOk = new DemoSummary(fleet.workers(), ledger, rounds).print(console);
         List<DemoWorker> w = fleet.workers();
@@ -110,6 +120,7 @@ public final class DemoCommand implements Callable<Integer> {
     check("--workers", workers, MAX_WORKERS);
     check("--resources", resources, MAX_RESOURCES);
     check("--rounds", rounds, MAX_ROUNDS);
+    DatabaseOptions.checkConnectTimeout(spec, connectTimeout);
     if (url != null && !url.startsWith("jdbc:postgresql:")) {
       throw new ParameterException(spec.commandLine(),
           "--url must be a PostgreSQL JDBC URL such as jdbc:postgresql://127.0.0.1:5432/mydb: " + url);

@@ -6,6 +6,7 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -35,9 +36,11 @@ final class DemoDatabase implements AutoCloseable {
    *
    * @throws UnreachableException if a connection cannot be opened (host, port, database or login)
    */
-  static DemoDatabase server(String url, String user, String password, Console console) {
+  static DemoDatabase server(String url, String user, String password, Duration connectTimeout, Console console) {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(url);
+    ds.setConnectTimeout(DatabaseOptions.wholeSeconds(connectTimeout));
+    ds.setLoginTimeout(DatabaseOptions.wholeSeconds(connectTimeout));
     if (user != null) {
       ds.setUser(user);
     }
@@ -52,7 +55,7 @@ final class DemoDatabase implements AutoCloseable {
       // The driver's own message follows as the first "caused by" line.
       throw new UnreachableException("could not connect to " + shown + " (SQLState " + e.getSQLState()
           + "); check the host, port and database in --url, that the server accepts TCP connections, "
-          + "and --user and --password", e);
+          + "--user and --password, and --connect-timeout on a slow network", e);
     }
   }
 
@@ -64,10 +67,16 @@ final class DemoDatabase implements AutoCloseable {
    * @throws UnreachableException if the server did not start or the schema could not be installed
    */
   static DemoDatabase embedded(Console console) {
-    console.event("no --url given: starting an embedded PostgreSQL (the first run unpacks it; a few seconds)");
+    console.event("no --url given: starting an embedded PostgreSQL (the first run unpacks it: seconds, up to a "
+        + "minute on a busy machine)");
     EmbeddedPostgres pg;
     try {
       pg = EmbeddedPostgres.builder().start();
+    } catch (LinkageError e) {
+      // pglock.jar without demo-lib/ beside it: the embedded PostgreSQL ships apart (see pglock-cli/pom.xml).
+      throw new UnreachableException("the embedded PostgreSQL is not installed beside pglock.jar (its demo-lib/ "
+          + "directory, built with the jar: ./pglock demo builds both); or point the demo at a server: "
+          + "--url jdbc:postgresql://host:5432/db --user name", e);
     } catch (IOException | RuntimeException e) {
       throw new UnreachableException("the embedded PostgreSQL did not start (" + e.getMessage()
           + "); point the demo at a server instead: --url jdbc:postgresql://host:5432/db --user name", e);

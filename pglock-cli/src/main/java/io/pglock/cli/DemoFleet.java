@@ -32,8 +32,8 @@ final class DemoFleet implements AutoCloseable {
 
   private final boolean verbose;
 
-  DemoFleet(DataSource dataSource, String namespace, int workerCount, ResourceLedger ledger, Console console,
-      boolean verbose) {
+  DemoFleet(DataSource dataSource, String namespace, Duration connectTimeout, int workerCount, ResourceLedger ledger,
+      Console console, boolean verbose) {
     this.ledger = ledger;
     this.console = console;
     this.verbose = verbose;
@@ -46,7 +46,8 @@ final class DemoFleet implements AutoCloseable {
     try {
       for (int i = 1; i <= workerCount; i++) {
         String name = "worker-" + i;
-        PgLocks locks = PgLocks.builder(dataSource).namespace(namespace).nodeName(name).build();
+        PgLocks locks = PgLocks.builder(dataSource).namespace(namespace).nodeName(name)
+            .connectTimeout(connectTimeout).build();
         workers.add(new DemoWorker(name, locks, ledger, console, verbose));
       }
     } catch (RuntimeException e) {

@@ -46,7 +46,7 @@ import picocli.CommandLine.Spec;
         "2:bad options",
         "3:the database could not be reached",
         "5:pglock's schema (or its view history) is missing: run PgLockSchema.migrate or the migration files",
-        "6:the role may not read <schema>.history: the message names the GRANT"})
+        "6:the role lacks a privilege (CONNECT on the database, USAGE on the schema, or one on a table, view or function): the message names the GRANT to run"})
 public final class HistoryCommand implements Callable<Integer> {
   static final int MAX_LIMIT = 10_000;
   private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss");

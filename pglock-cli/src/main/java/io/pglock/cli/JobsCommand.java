@@ -58,7 +58,7 @@ import picocli.CommandLine.Spec;
         "2:bad options",
         "3:the database could not be reached",
         "5:pglock's schema (or its job table) is missing: run PgLockSchema.migrate",
-        "6:the database role may not read or change the job table"})
+        "6:the role lacks a privilege (CONNECT on the database, USAGE on the schema, or one on a table, view or function): the message names the GRANT to run"})
 public final class JobsCommand implements Callable<Integer> {
   /** How long a query may take, and connecting. */
   static final Duration QUERY_TIMEOUT = Duration.ofSeconds(10);
@@ -154,6 +154,10 @@ public final class JobsCommand implements Callable<Integer> {
 
     JobAdmin admin() {
       return JobsCommand.admin(database, schema);
+    }
+
+    JobRetry retry() {
+      return new JobRetry(database.readingDataSource(QUERY_TIMEOUT), schema.schema());
     }
 
     PrintWriter out() {
@@ -297,7 +301,7 @@ public final class JobsCommand implements Callable<Integer> {
     abstract Set<JobState> appliesTo();
 
     /** Runs the action; false if the job is missing or in a state it does not apply to. */
-    abstract boolean act(JobAdmin admin);
+    abstract boolean act(JobAdmin admin, JobRetry retry);
 
     /** The confirmation, given the job as it is after the action (empty if it is gone). */
     abstract String done(Optional<Job> after);
@@ -307,7 +311,7 @@ public final class JobsCommand implements Callable<Integer> {
       JobAdmin admin = admin();
       boolean changed;
       try {
-        changed = act(admin);
+        changed = act(admin, retry());
       } catch (JobQueueException e) {
         if (!"23505".equals(PglockCommand.sqlState(e))) {
           throw e;
@@ -317,7 +321,9 @@ public final class JobsCommand implements Callable<Integer> {
       }
       if (changed) {
         PrintWriter out = out();
-        out.println(done(spec.name().equals("delete") ? Optional.empty() : admin.job(id)));
+        // retry says what its statement returned; a read now could see a worker's claim (see JobRetry)
+        out.println(done(spec.name().equals("delete") || spec.name().equals("retry") ? Optional.empty()
+            : admin.job(id)));
         out.flush();
         return ExitCodes.OK;
       }
@@ -368,20 +374,23 @@ public final class JobsCommand implements Callable<Integer> {
   @Command(name = "retry", mixinStandardHelpOptions = true,
       header = "Makes a discarded or cancelled job available again now, with one more attempt at least.")
   static final class Retry extends OnJob {
+    private Optional<JobRetry.Retried> retried = Optional.empty();
+
     @Override
     Set<JobState> appliesTo() {
       return EnumSet.of(JobState.DISCARDED, JobState.CANCELLED);
     }
 
     @Override
-    boolean act(JobAdmin admin) {
-      return admin.retry(id);
+    boolean act(JobAdmin admin, JobRetry retry) {
+      retried = retry.retry(id);
+      return retried.isPresent();
     }
 
     @Override
     String done(Optional<Job> after) {
-      return "job " + id + ": retried: available now" + after.map(j -> " (queue " + j.queue() + ", attempt "
-          + (j.attempt() + 1) + " next)").orElse("");
+      return "job " + id + ": retried: available now" + retried.map(r -> " (queue " + r.queue() + ", attempt "
+          + r.nextAttempt() + " next" + (r.maxAttempts() == null ? "" : " of " + r.maxAttempts()) + ")").orElse("");
     }
   }
 
@@ -395,7 +404,7 @@ public final class JobsCommand implements Callable<Integer> {
     }
 
     @Override
-    boolean act(JobAdmin admin) {
+    boolean act(JobAdmin admin, JobRetry retry) {
       return admin.discard(id);
     }
 
@@ -418,7 +427,7 @@ public final class JobsCommand implements Callable<Integer> {
     }
 
     @Override
-    boolean act(JobAdmin admin) {
+    boolean act(JobAdmin admin, JobRetry retry) {
       return admin.cancel(id);
     }
 
@@ -444,7 +453,7 @@ public final class JobsCommand implements Callable<Integer> {
     }
 
     @Override
-    boolean act(JobAdmin admin) {
+    boolean act(JobAdmin admin, JobRetry retry) {
       return admin.delete(id);
     }
 

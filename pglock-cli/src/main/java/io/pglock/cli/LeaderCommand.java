@@ -39,7 +39,8 @@ import picocli.CommandLine.Spec;
         "1:no leader: nobody holds the election's lock now (printed: no leader)",
         "2:bad options",
         "3:the database could not be reached",
-        "5:pglock's schema (or its view locks) is missing: run PgLockSchema.migrate or the migration files"})
+        "5:pglock's schema (or its view locks) is missing: run PgLockSchema.migrate or the migration files",
+        "6:the role lacks a privilege (CONNECT on the database, USAGE on the schema, or one on a table, view or function): the message names the GRANT to run"})
 public final class LeaderCommand implements Callable<Integer> {
   /** How long the query may take, and connecting. */
   static final Duration QUERY_TIMEOUT = Duration.ofSeconds(10);

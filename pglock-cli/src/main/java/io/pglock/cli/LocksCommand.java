@@ -48,6 +48,7 @@ import picocli.CommandLine.Spec;
         "2:bad options",
         "3:the database could not be reached",
         "5:pglock's schema (or its view locks) is missing: run PgLockSchema.migrate or the migration files",
+        "6:the role lacks a privilege (CONNECT on the database, USAGE on the schema, or one on a table, view or function): the message names the GRANT to run",
         "130:--watch stopped by Ctrl-C (SIGINT)",
         "143:--watch stopped by SIGTERM"})
 public final class LocksCommand implements Callable<Integer> {

@@ -49,7 +49,8 @@ import picocli.CommandLine.Spec;
         "1:no members: nobody holds a member lock of the group now (printed: no members)",
         "2:bad options",
         "3:the database could not be reached",
-        "5:pglock's schema (or its view locks) is missing: run PgLockSchema.migrate or the migration files"})
+        "5:pglock's schema (or its view locks) is missing: run PgLockSchema.migrate or the migration files",
+        "6:the role lacks a privilege (CONNECT on the database, USAGE on the schema, or one on a table, view or function): the message names the GRANT to run"})
 public final class MembersCommand implements Callable<Integer> {
   /** How long the query may take, and connecting. */
   static final Duration QUERY_TIMEOUT = Duration.ofSeconds(10);

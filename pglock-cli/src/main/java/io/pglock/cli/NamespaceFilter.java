@@ -9,7 +9,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * The namespace options of the commands that show what is there ({@code pglock locks},
- * {@code pglock history}), a picocli mixin. Unlike {@link NamespaceOption} there is no
+ * {@code pglock history}, {@code pglock tasks}), a picocli mixin. Unlike {@link NamespaceOption} there is no
  * {@code default} namespace: an operator who asks who holds what wants every service's locks unless
  * they name one, and locks taken with raw keys belong to no namespace at all.
  * {@code PGLOCK_NAMESPACE} filters as {@code --namespace} does, since scripts set it for their
@@ -20,12 +20,13 @@ final class NamespaceFilter {
   private CommandSpec spec;
 
   @Option(names = "--namespace", paramLabel = "NS", defaultValue = "${env:PGLOCK_NAMESPACE}",
-      description = "Show only locks of this namespace (default: $PGLOCK_NAMESPACE, else every namespace "
-          + "and the raw keys of other tools).")
+      description = "Show only this namespace (default: $PGLOCK_NAMESPACE, else every namespace; locks and "
+          + "history also show the raw keys of other tools).")
   private String namespace;
 
   @Option(names = "--all-namespaces",
-      description = "Show every namespace, and the raw keys of other tools, even if PGLOCK_NAMESPACE is set.")
+      description = "Show every namespace (and, for locks and history, the raw keys of other tools), even if "
+          + "PGLOCK_NAMESPACE is set.")
   private boolean all;
 
   /**

@@ -2,6 +2,9 @@ package io.pglock.cli;
 
 import io.pglock.LockHandle;
 import io.pglock.LockKey;
+import io.pglock.LockNotHeldException;
+import io.pglock.LockTimeoutException;
+import io.pglock.MissingPrivilegeException;
 import io.pglock.PgLocks;
 import io.pglock.PgLocksBuilder;
 import io.pglock.SchemaMissingException;
@@ -52,7 +55,8 @@ import picocli.CommandLine.Spec;
         "  export PGLOCK_URL=jdbc:postgresql://db.example:5432/app PGLOCK_USER=ops",
         "  pglock run --name nightly-report --nonblock -- ./report.sh --date today",
         "  pglock run --name migrate --wait 2m --conflict-exit-code 75 -- ./migrate.sh",
-        "  pglock run --name invoice-42 --fencing-token-env TOKEN -- ./write-invoice.sh   # it checks $TOKEN"},
+        "  pglock run --name invoice-42 --fencing-token-env TOKEN -- ./write-invoice.sh   # it checks $TOKEN",
+        "  pglock run --name nightly-report --history -- ./report.sh   # then: pglock history --failed"},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "N:the command's exit status, when it ran with the lock held throughout (128+N: ended by signal N)",
@@ -61,11 +65,14 @@ import picocli.CommandLine.Spec;
         "3:the database could not be reached",
         "4:the lock was lost while the command ran (it got SIGTERM, then SIGKILL after --grace)",
         "5:--fencing-token-env, and pglock's schema lacks what fencing tokens need; the command did not run",
+        "6:the role lacks a privilege (CONNECT on the database; with --fencing-token-env or --history, USAGE on the schema and its tables and functions): the message names the GRANT to run; the command did not run",
         "126:the command could not be started",
         "127:the command was not found",
         "128+N:pglock got signal N before the command started; it was not started"})
 public final class RunCommand implements Callable<Integer> {
   static final Duration MAX_GRACE = Duration.ofHours(1);
+  /** Waiting "forever" under --history, whose SessionLock.run needs a timeout: its longest, a year. */
+  static final Duration FOREVER = Duration.ofDays(365);
   static final String LOCK_NAME_ENV = "PGLOCK_LOCK_NAME";
   static final String LOCK_NAMESPACE_ENV = "PGLOCK_LOCK_NAMESPACE";
   static final String LOCK_KEY_ENV = "PGLOCK_LOCK_KEY";
@@ -119,6 +126,13 @@ public final class RunCommand implements Callable<Integer> {
           + "docs/fencing.md). Needs pglock's schema (--schema, version 2); not with --shared.")
   private String fencingTokenEnv;
 
+  @Option(names = "--history",
+      description = "Record the run in pglock's lock history, as SessionLock.run with history does: released "
+          + "when the command exits 0, failed (CommandFailedException, with its status) when it exits with "
+          + "another status, lost when the lock is lost; pglock history --failed shows the failed ones. Needs "
+          + "pglock's schema (--schema, version 4) and INSERT on its lock history for the role.")
+  private boolean history;
+
   @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The command and its arguments, after --.")
   private List<String> command;
 
@@ -131,8 +145,11 @@ public final class RunCommand implements Callable<Integer> {
     CommandSupervisor supervisor = new CommandSupervisor(Thread.currentThread(), err, grace, lockName);
     try (SignalRelay relay = SignalRelay.install(supervisor);
         PgLocks locks = PgLocks.builder(database.dataSource()).namespace(key.namespace()).nodeName(nodeName())
-            .lease(lease).waitSessions(1).schema(schema.schema()).build()) {
+            .lease(lease).connectTimeout(database.connectTimeout()).waitSessions(1).schema(schema.schema()).build()) {
       SessionLock lock = lock(locks);
+      if (history) {
+        return runWithHistory(lock, key, supervisor, err, lockName);
+      }
       Optional<LockHandle> handle;
       try {
         handle = acquire(lock);
@@ -156,6 +173,58 @@ public final class RunCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * {@code --history}: the same run through {@link SessionLock#run}, which records the hold in the
+   * lock history: released when the command exits 0, failed (with {@link CommandFailedException},
+   * naming the status) when it exits with another, lost when the lock was lost while it ran.
+   */
+  private int runWithHistory(SessionLock lock, LockKey key, CommandSupervisor supervisor, PrintWriter err,
+      String lockName) throws InterruptedException {
+    SessionLock recorded = withHistory(lock);
+    Duration t = wait == null && !nonblock ? FOREVER : timeout();
+    try {
+      return recorded.run(t, h -> {
+        h.onLoss(supervisor::lost);
+        int status = supervisor.run(processBuilder(key, h), h);
+        if (status != 0 && h.isHeld()) {
+          throw new CommandFailedException(status, command.get(0));
+        }
+        return status;
+      });
+    } catch (CommandFailedException e) {
+      return e.status();
+    } catch (LockNotHeldException e) {
+      return ExitCodes.LOCK_LOST; // the supervisor said so; the history records the hold as lost
+    } catch (LockTimeoutException e) {
+      err.println("pglock run: lock " + lockName + " is held by another holder; not obtained "
+          + (t.isZero() ? "(tried once)" : "within " + DurationConverter.format(t)) + "; exit code " + conflictExitCode);
+      err.flush();
+      return conflictExitCode;
+    } catch (InterruptedException e) {
+      if (supervisor.pendingSignal() == null) {
+        throw e;
+      }
+      return supervisor.notStarted();
+    }
+  }
+
+  /** The lock with history on, if the schema has the history table and the role may use it. */
+  private SessionLock withHistory(SessionLock lock) {
+    try {
+      return lock.withHistory();
+    } catch (SchemaMissingException e) {
+      SchemaAccess.missingUsage(database.dataSource(), schema.schema()).ifPresent(grant -> {
+        throw new MissingPrivilegeException("--history needs USAGE on pglock's schema \"" + schema.schema()
+            + "\", which this role lacks; as the schema's owner or a superuser run: " + grant
+            + "; the command did not run", e);
+      });
+      throw new SchemaMissingException("--history needs pglock's schema \"" + schema.schema()
+          + "\" at version 4 or later (lock history), which this database lacks; run "
+          + "PgLockSchema.migrate(dataSource, \"" + schema.schema() + "\") once, or apply io/pglock/schema/V*.sql "
+          + "with Flyway or Liquibase; the command did not run");
+    }
+  }
+
   /** The lock the options ask for; with a fencing token only if the schema has what tokens need. */
   private SessionLock lock(PgLocks locks) {
     SessionLock lock = shared ? locks.readWriteLock(name).readLock() : locks.lock(name);
@@ -165,6 +234,11 @@ public final class RunCommand implements Callable<Integer> {
     try {
       return lock.withFencing();
     } catch (SchemaMissingException e) {
+      SchemaAccess.missingUsage(database.dataSource(), schema.schema()).ifPresent(grant -> {
+        throw new MissingPrivilegeException("--fencing-token-env needs USAGE on pglock's schema \"" + schema.schema()
+            + "\", which this role lacks; as the schema's owner or a superuser run: " + grant
+            + "; the command did not run", e);
+      });
       // The library's message speaks to Java code ("build the PgLocks again"); this one to the shell.
       throw new SchemaMissingException("--fencing-token-env needs pglock's schema \"" + schema.schema()
           + "\" at version 2 or later (fencing tokens), which this database lacks or this role may not use; run "

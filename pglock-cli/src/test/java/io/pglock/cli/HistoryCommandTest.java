@@ -136,7 +136,7 @@ class HistoryCommandTest {
     CliRun run = CliRun.of("history", "--help");
 
     assertThat(run.exitCode()).isZero();
-    assertThat(run.out()).contains("pglock history --failed --since 1d").containsPattern("\n  6 +the role may not read");
+    assertThat(run.out()).contains("pglock history --failed --since 1d").containsPattern("\n  6 +the role lacks a privilege");
   }
 
   static boolean query(Connection c, String select) throws SQLException {

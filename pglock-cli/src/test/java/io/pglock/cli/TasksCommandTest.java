@@ -74,8 +74,9 @@ class TasksCommandTest {
 
       CliRun list = tasks();
       assertThat(list.exitCode()).as(list.describe()).isEqualTo(ExitCodes.OK);
-      assertThat(list.out()).as(list.describe()).containsPattern("TASK\\s+SCHEDULE\\s+STATE\\s+NEXT SLOT\\s+LATEST RUNS")
-          .containsPattern("report\\s+cron \"0 0 0 1 1 \\*\" Z\\s+active");
+      assertThat(list.out()).as(list.describe())
+          .containsPattern("NAMESPACE\\s+TASK\\s+SCHEDULE\\s+STATE\\s+NODES\\s+NEXT SLOT\\s+LAST RUN")
+          .containsPattern(namespace + "\\s+report\\s+cron \"0 0 0 1 1 \\*\" Z\\s+active\\s+live: cli-node");
 
       CliRun trigger = tasks("trigger", "report");
       assertThat(trigger.exitCode()).as(trigger.describe()).isEqualTo(ExitCodes.OK);
