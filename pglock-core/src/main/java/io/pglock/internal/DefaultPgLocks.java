@@ -135,12 +135,30 @@ public final class DefaultPgLocks implements PgLocks {
     }
   }
 
-  /** Notes a key this instance locked, so that its name can be recorded (once, in the background). */
-  void recordName(LockKey key) {
+  /** Notes a session lock granted here, whose name is recorded in the background if it is held a while. */
+  void recordName(DefaultLockHandle handle) {
     NameRecorder r = names;
     if (r != null) {
-      r.record(key);
+      r.held(handle);
     }
+  }
+
+  /** Notes a transaction lock granted here, whose name is recorded in the background if it is held a while. */
+  void recordTransactionLockName(LockKey key) {
+    NameRecorder r = names;
+    if (r != null) {
+      r.heldInTransaction(key);
+    }
+  }
+
+  /**
+   * Notes a blocking acquire that begins, whose name is recorded in the background if it waits a while.
+   *
+   * @return the note to end when the acquire returns, or null
+   */
+  NameRecorder.Wait waitBegins(LockKey key) {
+    NameRecorder r = names;
+    return r == null ? null : r.waiting(key);
   }
 
   /**

@@ -93,7 +93,7 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return Optional.ofNullable(recorded(locks.table().acquire(key, mode, nanos, true, fenced)));
+    return Optional.ofNullable(recorded(waitNoted(nanos, true)));
   }
 
   @Override
@@ -115,23 +115,35 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return recorded(locks.table().acquire(key, mode, LockTable.FOREVER, true, fenced));
+    return recorded(waitNoted(LockTable.FOREVER, true));
   }
 
   @Override
   public LockHandle acquireUninterruptibly() {
     locks.ensureOpen();
     try {
-      return recorded(locks.table().acquire(key, mode, LockTable.FOREVER, false, fenced));
+      return recorded(waitNoted(LockTable.FOREVER, false));
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible acquire was interrupted", e);
     }
   }
 
-  /** Notes the name of a granted key for the views (a set lookup; the write happens elsewhere). */
-  private LockHandle recorded(LockHandle h) {
+  /** A blocking acquire, noted while it waits so that a long wait shows by name in the views. */
+  private DefaultLockHandle waitNoted(long timeoutNanos, boolean interruptible) throws InterruptedException {
+    NameRecorder.Wait w = locks.waitBegins(key);
+    try {
+      return locks.table().acquire(key, mode, timeoutNanos, interruptible, fenced);
+    } finally {
+      if (w != null) {
+        w.end();
+      }
+    }
+  }
+
+  /** Notes a grant for the views (a store into a ring; whether and when to write is decided elsewhere). */
+  private LockHandle recorded(DefaultLockHandle h) {
     if (h != null) {
-      locks.recordName(key);
+      locks.recordName(h);
     }
     return h;
   }
