@@ -35,9 +35,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Bounded: each process remembers the {@value #MAX_REMEMBERED} names it recorded last and sends
  * none of them again within an hour; the server refreshes a known name's {@code last_seen} at most
- * once an hour; and every {@link #PRUNE_PERIOD} (jittered) the recorder asks the server to delete
- * names not seen for {@link #RETENTION} and the oldest past {@value #MAX_ROWS} rows, never one of a
- * lock held or awaited then ({@code prune_lock_names}, one node at a time).
+ * once an hour; and every {@link #PRUNE_PERIOD} (plus up to a tenth more, at random; the first a
+ * period or two after start) the recorder asks the server to delete names not seen for
+ * {@link #RETENTION} and the oldest past {@value #MAX_ROWS} rows, never one of a lock held or
+ * awaited then ({@code prune_lock_names}, one node at a time).
  *
  * <p>Failures: a write that fails on the data (a name the server cannot store) is split in halves
  * until the offending name is alone, which is dropped with a warning, so that it cannot keep the
@@ -59,7 +60,7 @@ final class NameRecorder {
   static final int MAX_REMEMBERED = 10_000;
   private static final long RESEND = TimeUnit.HOURS.toNanos(1);
   /** How often each process asks the server to prune (plus a random part of it). */
-  static final Duration PRUNE_PERIOD = Duration.ofMinutes(10);
+  static final Duration PRUNE_PERIOD = Duration.ofMinutes(1);
   /** Names not seen for this long go at the next prune, unless their lock is held or awaited then. */
   static final Duration RETENTION = Duration.ofHours(24);
   /** The most rows the table keeps beyond the names of locks held or awaited at a prune. */
@@ -106,6 +107,7 @@ final class NameRecorder {
     this.thread = new BackgroundBatches<>(config, log, "lock names in " + config.schema() + ".lock_name", "names",
         1, 1, 0, (c, batch) -> { }, null, this::sweepQuietly, 1);
     this.writer = new NameWriter(config.schema(), thread, log);
+    // Not at start: a fleet that restarts together does not prune together.
     this.nextPrune = System.nanoTime() + PRUNE_PERIOD.toNanos()
         + ThreadLocalRandom.current().nextLong(PRUNE_PERIOD.toNanos());
   }
