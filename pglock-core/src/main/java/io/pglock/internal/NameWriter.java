@@ -20,6 +20,11 @@ import org.slf4j.Logger;
  * then records only the names it knows to be held, and does not prune.
  */
 final class NameWriter {
+  /** SQLSTATE class of errors in the data: the batch is split, not retried. */
+  static final String DATA_EXCEPTION = "22";
+  /** A function of version 10 is missing: the schema is older. */
+  static final String UNDEFINED_FUNCTION = "42883";
+
   private final String schema;
   private final BackgroundBatches<?> connections;
   private final Logger log;
@@ -86,9 +91,6 @@ final class NameWriter {
       return false;
     }
   }
-
-  static final String DATA_EXCEPTION = "22";
-  static final String UNDEFINED_FUNCTION = "42883";
 
   private void write(Connection c, List<LockKey> batch, boolean onlyIfLocked) throws SQLException {
     int n = batch.size();
