@@ -55,6 +55,7 @@ final class B12NameRecording implements Benchmark {
     try {
       try (PgLocks plain = db.pgLocks("b12-1-none", b -> b.namespace(NAMESPACE).schema(NO_NAMES_SCHEMA));
           PgLocks recording = db.pgLocks("b12-1-names", b -> b.namespace(NAMESPACE))) {
+        long started = System.nanoTime();
         AtomicLong next = new AtomicLong();
         Load.Cycle plainCycle = t -> cycle(plain, run + "-" + next.incrementAndGet());
         Load.Cycle recordingCycle = t -> cycle(recording, run + "-" + next.incrementAndGet());
@@ -66,11 +67,13 @@ final class B12NameRecording implements Benchmark {
             B1Uncontended.fmtUs(p.pglockMedian()) + " names", p.ratio(), GOAL_1_THREAD);
         r.note("1 thread: %s (us per cycle)", p.detail("%.1f"));
         r.note("1 thread: %s", Rounds.summary(p, q, "%.1f us"));
+        r.note("1 thread: %s", recorderCpu(db.nodeName("b12-1-names"), started));
       }
       try (PgLocks plain = db.pgLocks("b12-64-none",
               b -> b.namespace(NAMESPACE).schema(NO_NAMES_SCHEMA).lockSessions(B2ManyThreads.LOCK_SESSIONS));
           PgLocks recording = db.pgLocks("b12-64-names",
               b -> b.namespace(NAMESPACE).lockSessions(B2ManyThreads.LOCK_SESSIONS))) {
+        long started = System.nanoTime();
         Load.Cycle plainCycle = t -> cycle(plain, run + "-r" + ThreadLocalRandom.current().nextLong(NAME_SPACE));
         Load.Cycle recordingCycle = t -> cycle(recording, run + "-r" + ThreadLocalRandom.current().nextLong(NAME_SPACE));
         Rounds.Paired p = Rounds.interleave(rounds,
@@ -81,6 +84,7 @@ final class B12NameRecording implements Benchmark {
             Report.fmt("%,.0f/s names", p.pglockMedian()), p.ratio(), GOAL_64_THREADS);
         r.note("64 threads: %s (cycles/s)", p.detail("%.0f"));
         r.note("64 threads: %s", Rounds.summary(p, q, "%,.0f/s"));
+        r.note("64 threads: %s", recorderCpu(db.nodeName("b12-64-names"), started));
       }
       r.note("rows this run added to pglock.lock_name: %d (table: %d rows before the run); schema version %d",
           rows(db) - rowsBefore, rowsBefore, version);
@@ -88,6 +92,24 @@ final class B12NameRecording implements Benchmark {
       r.note("%s", deleteNames(db));
     }
     return r;
+  }
+
+  /**
+   * The CPU time of the recording side's name thread ({@code pglock-<node>-names}) since it started,
+   * against the wall time since then: a figure of the recorder's own cost that the noise of a shared
+   * machine does not blur.
+   */
+  private static String recorderCpu(String node, long startedNanos) {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().equals("pglock-" + node + "-names")) {
+        long cpu = mx.getThreadCpuTime(t.getId());
+        double wall = (System.nanoTime() - startedNanos) / 1e9;
+        return Report.fmt("name recorder thread: %.1f ms of CPU over %.0f s (%.3f%% of one core)", cpu / 1e6, wall,
+            cpu / 1e7 / wall);
+      }
+    }
+    return "name recorder thread: not found";
   }
 
   /** One cycle: try-acquire the name, release it (a try that finds it taken counts too, as in B2). */

@@ -131,15 +131,7 @@ public final class DefaultPgLocks implements PgLocks {
 
   private void startNames(boolean installed) {
     if (installed) {
-      names = NameRecorder.start(config);
-    }
-  }
-
-  /** Notes a session lock granted here, whose name is recorded in the background if it is held a while. */
-  void recordName(DefaultLockHandle handle) {
-    NameRecorder r = names;
-    if (r != null) {
-      r.held(handle);
+      names = NameRecorder.start(config, table::heldNames);
     }
   }
 

@@ -80,7 +80,7 @@ final class DefaultSessionLock implements SessionLock {
   public Optional<LockHandle> tryAcquire() {
     locks.ensureOpen();
     try {
-      return Optional.ofNullable(recorded(locks.table().acquire(key, mode, LockTable.NO_WAIT, false, fenced)));
+      return Optional.ofNullable(locks.table().acquire(key, mode, LockTable.NO_WAIT, false, fenced));
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible try was interrupted", e);
     }
@@ -93,7 +93,7 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return Optional.ofNullable(recorded(waitNoted(nanos, true)));
+    return Optional.ofNullable(waitNoted(nanos, true));
   }
 
   @Override
@@ -115,14 +115,14 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return recorded(waitNoted(LockTable.FOREVER, true));
+    return waitNoted(LockTable.FOREVER, true);
   }
 
   @Override
   public LockHandle acquireUninterruptibly() {
     locks.ensureOpen();
     try {
-      return recorded(waitNoted(LockTable.FOREVER, false));
+      return waitNoted(LockTable.FOREVER, false);
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible acquire was interrupted", e);
     }
@@ -140,13 +140,7 @@ final class DefaultSessionLock implements SessionLock {
     }
   }
 
-  /** Notes a grant for the views (a store into a ring; whether and when to write is decided elsewhere). */
-  private LockHandle recorded(DefaultLockHandle h) {
-    if (h != null) {
-      locks.recordName(h);
-    }
-    return h;
-  }
+  // A grant is not noted for the name recorder: it reads what is held from the lock table.
 
   static long checkTimeout(Duration timeout) {
     if (timeout == null) {

@@ -13,6 +13,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,16 +23,18 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Why lazily: a name is of use to an operator only while its lock shows in {@code pg_locks}, and
  * most locks of a workload that locks per entity are held for milliseconds. Writing a row per grant
- * cost such a workload 36-48% of its throughput and grew the table without bound. So a grant only
- * stores a reference in a ring (no allocation, no lock, no I/O), and the recorder's thread sweeps the
- * ring once a second: what is still held or awaited at two sweeps in a row (so for at least a
- * second, and certainly if for two) has its name written, in one statement per
- * {@value #MAX_BATCH} names. The rest costs nothing beyond the ring.
+ * cost such a workload 36-48% of its throughput and grew the table without bound. So the lock path
+ * does nothing for a session lock's grant, and the recorder's thread looks once a second at what is
+ * held ({@link LockTable#heldNames}): a named lock held at two sweeps in a row (so for at least a
+ * second, and certainly if for two) has its name written, in one statement per {@value #MAX_BATCH}
+ * names. Holding a reference to every granted handle until the sweep, as a first version did, kept
+ * tens of thousands of handles a second alive into the next garbage collection: measurably not free.
  *
- * <p>What the ring holds: a session lock's handle (held while {@code isHeld()}), a {@link Wait} (while
- * its acquire waits), or a transaction lock's key (its end is not visible here: the server records it
- * only if the key is locked at that moment, {@code record_locked_names}). Past {@value #RING} notes
- * between two sweeps the oldest are overwritten, and their names may then not be recorded.
+ * <p>What the lock table cannot tell, a ring of {@value #RING} slots holds until the next sweep: a
+ * {@link Wait} (while a blocking acquire waits; one small allocation per blocking acquire) and a
+ * transaction lock's key (its end is not visible here: the server records it only if the key is
+ * locked at that moment, {@code record_locked_names}). Past {@value #RING} notes between two sweeps
+ * the oldest are overwritten, and their names may then not be recorded.
  *
  * <p>Bounded: each process remembers the {@value #MAX_REMEMBERED} names it recorded last and sends
  * none of them again within an hour; the server refreshes a known name's {@code last_seen} at most
@@ -85,6 +88,8 @@ final class NameRecorder {
   }
 
   private final PgLocksConfig config;
+  /** Gives the keys of the named session locks held now. */
+  private final Consumer<Consumer<LockKey>> heldNames;
   private final NameWriter writer;
   private final AtomicReferenceArray<Object> ring = new AtomicReferenceArray<>(RING);
   private final AtomicLong noted = new AtomicLong();
@@ -93,6 +98,8 @@ final class NameRecorder {
   private long swept;
   /** Notes alive at the last sweep: recorded at this one if still alive. */
   private List<Object> young = new ArrayList<>();
+  /** Named session locks held at the last sweep: recorded at this one if still held. */
+  private Set<LockKey> heldBefore = new HashSet<>();
   private final Map<LockKey, Long> remembered = new LinkedHashMap<>(16, 0.75f, true) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<LockKey, Long> eldest) {
@@ -101,8 +108,9 @@ final class NameRecorder {
   };
   private long nextPrune;
 
-  private NameRecorder(PgLocksConfig config) {
+  private NameRecorder(PgLocksConfig config, Consumer<Consumer<LockKey>> heldNames) {
     this.config = config;
+    this.heldNames = heldNames;
     // The thread of BackgroundBatches, its connection handling and its logging; its queue stays empty.
     this.thread = new BackgroundBatches<>(config, log, "lock names in " + config.schema() + ".lock_name", "names",
         1, 1, 0, (c, batch) -> { }, null, this::sweepQuietly, 1);
@@ -112,18 +120,16 @@ final class NameRecorder {
         + ThreadLocalRandom.current().nextLong(PRUNE_PERIOD.toNanos());
   }
 
-  /** Starts a recorder; call {@link #beginClose()} and {@link #awaitClosed} when the instance closes. */
-  static NameRecorder start(PgLocksConfig config) {
-    NameRecorder r = new NameRecorder(config);
+  /**
+   * Starts a recorder; call {@link #beginClose()} and {@link #awaitClosed} when the instance closes.
+   *
+   * @param heldNames gives the keys of the named session locks held now (under the lock table's
+   *     monitors: the consumer it is given is quick)
+   */
+  static NameRecorder start(PgLocksConfig config, Consumer<Consumer<LockKey>> heldNames) {
+    NameRecorder r = new NameRecorder(config, heldNames);
     r.thread.start();
     return r;
-  }
-
-  /** Notes a granted session lock: its name is recorded if it is still held a second or two later. */
-  void held(DefaultLockHandle handle) {
-    if (handle.key().space() == LockKey.KeySpace.NAME) {
-      note(handle);
-    }
   }
 
   /** Notes a granted transaction lock: its name is recorded if its key is locked a second or two later. */
@@ -159,11 +165,23 @@ final class NameRecorder {
     }
   }
 
-  /** One sweep, on the recorder's thread: notes alive twice in a row have their names written. */
+  /**
+   * One sweep, on the recorder's thread: what is held (or noted and alive) at this sweep and the last
+   * has its name written.
+   */
   void sweep() {
     List<Object> fresh = drainRing();
     long now = System.nanoTime();
+    Set<LockKey> heldSession = new HashSet<>();
     Map<LockKey, Object> due = new LinkedHashMap<>();
+    Set<LockKey> heldNow = new HashSet<>();
+    heldNames.accept(heldNow::add);
+    for (LockKey key : heldNow) {
+      if (heldBefore.contains(key)) {
+        due.put(key, key);
+        heldSession.add(key);
+      }
+    }
     for (Object o : young) {
       if (alive(o)) {
         due.putIfAbsent(keyOf(o), o);
@@ -183,7 +201,7 @@ final class NameRecorder {
       if (recentlyRecorded(e.getKey(), now)) {
         continue;
       }
-      if (e.getValue() instanceof LockKey) {
+      if (e.getValue() instanceof LockKey && !heldSession.contains(e.getKey())) {
         if (unchecked.size() < MAX_UNCHECKED) {
           unchecked.add(e.getKey());
         }
@@ -200,14 +218,16 @@ final class NameRecorder {
         remembered.put(k, now);
       }
     } else {
-      // The database did not answer: what is still alive gets its name at the next sweep.
+      // The database did not answer: what is still alive gets its name at the next sweep (a session
+      // lock still held is due again by the lock table; the notes go back into the pipeline).
       for (Object o : due.values()) {
-        if (next.size() < RING && waiting.add(keyOf(o))) {
+        if (!heldSession.contains(keyOf(o)) && next.size() < RING && waiting.add(keyOf(o))) {
           next.add(o);
         }
       }
     }
     young = next;
+    heldBefore = heldNow;
     if (now - nextPrune >= 0) {
       nextPrune = now + PRUNE_PERIOD.toNanos() + ThreadLocalRandom.current().nextLong(PRUNE_PERIOD.toNanos() / 10);
       writer.prune(RETENTION, MAX_ROWS, PRUNE_BATCH, PRUNE_STATEMENTS);
@@ -235,9 +255,6 @@ final class NameRecorder {
   }
 
   private static boolean alive(Object o) {
-    if (o instanceof DefaultLockHandle h) {
-      return h.isHeld();
-    }
     if (o instanceof Wait w) {
       return w.waiting;
     }
@@ -245,9 +262,6 @@ final class NameRecorder {
   }
 
   private static LockKey keyOf(Object o) {
-    if (o instanceof DefaultLockHandle h) {
-      return h.key();
-    }
     if (o instanceof Wait w) {
       return w.key;
     }
