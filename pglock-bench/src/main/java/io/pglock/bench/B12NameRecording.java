@@ -75,7 +75,8 @@ final class B12NameRecording implements Benchmark {
               b -> b.namespace(NAMESPACE).lockSessions(B2ManyThreads.LOCK_SESSIONS))) {
         long started = System.nanoTime();
         Load.Cycle plainCycle = t -> cycle(plain, run + "-r" + ThreadLocalRandom.current().nextLong(NAME_SPACE));
-        Load.Cycle recordingCycle = t -> cycle(recording, run + "-r" + ThreadLocalRandom.current().nextLong(NAME_SPACE));
+        Load.Cycle recordingCycle =
+            t -> cycle(recording, run + "-r" + ThreadLocalRandom.current().nextLong(NAME_SPACE));
         Rounds.Paired p = Rounds.interleave(rounds,
             () -> Load.run(THREADS, ramp, o.roundNanos(), "b12-none", plainCycle).perSecond(),
             () -> Load.run(THREADS, ramp, o.roundNanos(), "b12-names", recordingCycle).perSecond());

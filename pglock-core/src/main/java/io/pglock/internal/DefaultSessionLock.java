@@ -128,7 +128,10 @@ final class DefaultSessionLock implements SessionLock {
     }
   }
 
-  /** A blocking acquire, noted while it waits so that a long wait shows by name in the views. */
+  /**
+   * A blocking acquire, noted while it waits so that a long wait shows by name in the views. (A grant
+   * is not noted: the name recorder reads what is held from the lock table.)
+   */
   private DefaultLockHandle waitNoted(long timeoutNanos, boolean interruptible) throws InterruptedException {
     NameRecorder.Wait w = locks.waitBegins(key);
     try {
@@ -139,8 +142,6 @@ final class DefaultSessionLock implements SessionLock {
       }
     }
   }
-
-  // A grant is not noted for the name recorder: it reads what is held from the lock table.
 
   static long checkTimeout(Duration timeout) {
     if (timeout == null) {
