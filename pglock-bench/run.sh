@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the pglock benchmarks (B1..B11) and prints baseline, pglock, ratio, goal and PASS/MISS.
+# Runs the pglock benchmarks (B1..B12) and prints baseline, pglock, ratio, goal and PASS/MISS.
 #   pglock-bench/run.sh [--url jdbc:postgresql://127.0.0.1:5432/test] [--only B1,B3] [--seconds 1] [--rounds 10]
 #                        [--trials 20] [--idle-seconds 10] [--b9-seconds 180] [--b10-jobs 100000] [--b10-workers 8]
 #                        [--b11-scale 1]
@@ -13,6 +13,8 @@
 # deletes afterwards; a quick run: --only B10 --b10-jobs 5000. B11 (queue latencies: enqueue, wake-up,
 # SIGKILL to re-run) uses pglock.job the same way and starts worker JVMs of its own to kill; under a
 # minute, --b11-scale 4 for a longer run.
+# B12 (what recording lock names costs unique names: B1's and B2's cycles by a PgLocks that records
+# names against one that does not) migrates pglock in the --url database and deletes its names afterwards.
 # JAVA_OPTS is passed to the JVM.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

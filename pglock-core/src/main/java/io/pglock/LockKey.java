@@ -75,10 +75,10 @@ public final class LockKey {
    * A name in a namespace.
    *
    * @param namespace the namespace (see {@link #checkNamespace})
-   * @param name the name: not blank, at most {@value #MAX_NAME_BYTES} UTF-8 bytes
+   * @param name the name: not blank, no NUL character (U+0000), at most {@value #MAX_NAME_BYTES} UTF-8 bytes
    * @return the key: the first 8 bytes of SHA-256 over {@code namespace + ":" + name}
    * @throws IllegalArgumentException if the namespace is not valid (see {@link #checkNamespace})
-   *     or the name is null, blank or longer than {@value #MAX_NAME_BYTES} UTF-8 bytes
+   *     or the name is null, blank, contains NUL (U+0000) or is longer than {@value #MAX_NAME_BYTES} UTF-8 bytes
    */
   public static LockKey named(String namespace, String name) {
     checkNamespace(namespace);
@@ -120,6 +120,13 @@ public final class LockKey {
     }
     if (name.isBlank()) {
       throw new IllegalArgumentException("lock name must not be blank: \"" + name + "\"");
+    }
+    int nul = name.indexOf('\0');
+    if (nul >= 0) {
+      throw new IllegalArgumentException("lock name contains the NUL character (U+0000) at index " + nul
+          + ", which PostgreSQL text cannot hold, so the name could never be shown: \""
+          + (name.length() > 60 ? name.substring(0, 60) + "..." : name).replace("\0", "\\0")
+          + "\"; remove it, or lock on an encoding of the name without it (hex, Base64)");
     }
     int bytes = name.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > MAX_NAME_BYTES) {

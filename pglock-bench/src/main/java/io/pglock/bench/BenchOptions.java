@@ -11,7 +11,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
   static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test";
 
   static final String USAGE = """
-      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B11]
+      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B12]
                     [--seconds N] [--rounds N] [--b4-locks N] [--trials N] [--idle-seconds N]
                     [--b9-seconds N] [--b10-jobs N] [--b10-workers N] [--b11-scale N]
         --url       database to run against (default %s); session-level advisory
@@ -45,7 +45,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
     String user = "postgres";
     String password = null;
     Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9",
-        "B10", "B11"));
+        "B10", "B11", "B12"));
     double seconds = 1;
     int rounds = 10;
     int b4Locks = 10_000;
@@ -79,8 +79,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
           only = new LinkedHashSet<>();
           for (String id : value.split(",")) {
             String b = id.trim().toUpperCase(Locale.ROOT);
-            if (!b.matches("B([1-9]|1[01])")) {
-              throw new IllegalArgumentException("--only takes B1 to B11, comma-separated: " + value);
+            if (!b.matches("B([1-9]|1[012])")) {
+              throw new IllegalArgumentException("--only takes B1 to B12, comma-separated: " + value);
             }
             only.add(b);
           }

@@ -131,16 +131,26 @@ public final class DefaultPgLocks implements PgLocks {
 
   private void startNames(boolean installed) {
     if (installed) {
-      names = NameRecorder.start(config);
+      names = NameRecorder.start(config, table::heldNames);
     }
   }
 
-  /** Notes a key this instance locked, so that its name can be recorded (once, in the background). */
-  void recordName(LockKey key) {
+  /** Notes a transaction lock granted here, whose name is recorded in the background if it is held a while. */
+  void recordTransactionLockName(LockKey key) {
     NameRecorder r = names;
     if (r != null) {
-      r.record(key);
+      r.heldInTransaction(key);
     }
+  }
+
+  /**
+   * Notes a blocking acquire that begins, whose name is recorded in the background if it waits a while.
+   *
+   * @return the note to end when the acquire returns, or null
+   */
+  NameRecorder.Wait waitBegins(LockKey key) {
+    NameRecorder r = names;
+    return r == null ? null : r.waiting(key);
   }
 
   /**

@@ -80,7 +80,7 @@ final class DefaultSessionLock implements SessionLock {
   public Optional<LockHandle> tryAcquire() {
     locks.ensureOpen();
     try {
-      return Optional.ofNullable(recorded(locks.table().acquire(key, mode, LockTable.NO_WAIT, false, fenced)));
+      return Optional.ofNullable(locks.table().acquire(key, mode, LockTable.NO_WAIT, false, fenced));
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible try was interrupted", e);
     }
@@ -93,7 +93,7 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return Optional.ofNullable(recorded(locks.table().acquire(key, mode, nanos, true, fenced)));
+    return Optional.ofNullable(waitNoted(nanos, true));
   }
 
   @Override
@@ -115,25 +115,32 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return recorded(locks.table().acquire(key, mode, LockTable.FOREVER, true, fenced));
+    return waitNoted(LockTable.FOREVER, true);
   }
 
   @Override
   public LockHandle acquireUninterruptibly() {
     locks.ensureOpen();
     try {
-      return recorded(locks.table().acquire(key, mode, LockTable.FOREVER, false, fenced));
+      return waitNoted(LockTable.FOREVER, false);
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible acquire was interrupted", e);
     }
   }
 
-  /** Notes the name of a granted key for the views (a set lookup; the write happens elsewhere). */
-  private LockHandle recorded(LockHandle h) {
-    if (h != null) {
-      locks.recordName(key);
+  /**
+   * A blocking acquire, noted while it waits so that a long wait shows by name in the views. (A grant
+   * is not noted: the name recorder reads what is held from the lock table.)
+   */
+  private DefaultLockHandle waitNoted(long timeoutNanos, boolean interruptible) throws InterruptedException {
+    NameRecorder.Wait w = locks.waitBegins(key);
+    try {
+      return locks.table().acquire(key, mode, timeoutNanos, interruptible, fenced);
+    } finally {
+      if (w != null) {
+        w.end();
+      }
     }
-    return h;
   }
 
   static long checkTimeout(Duration timeout) {

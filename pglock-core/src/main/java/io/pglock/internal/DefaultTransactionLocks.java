@@ -71,7 +71,7 @@ final class DefaultTransactionLocks implements TransactionLocks {
       checkTransaction();
       boolean granted = tryNow(k, mode);
       if (granted) {
-        locks.recordName(key);
+        locks.recordTransactionLockName(key);
       }
       return granted;
     } catch (SQLException e) {
@@ -147,13 +147,20 @@ final class DefaultTransactionLocks implements TransactionLocks {
       if (Thread.currentThread().isInterrupted()) {
         return report(key, Outcome.CANCELLED);
       }
-      outcome = PlatformThreadCall.run("pglock-" + locks.config().nodeName() + "-xact-wait",
-          interrupted -> serverWait(key, k, mode, deadline, forever, interrupted));
+      NameRecorder.Wait noted = locks.waitBegins(key); // a long wait shows by name in the views
+      try {
+        outcome = PlatformThreadCall.run("pglock-" + locks.config().nodeName() + "-xact-wait",
+            interrupted -> serverWait(key, k, mode, deadline, forever, interrupted));
+      } finally {
+        if (noted != null) {
+          noted.end();
+        }
+      }
     } catch (SQLException e) {
       throw failure(key, e); // the interrupt, if any, stays set
     }
     if (outcome == Outcome.GRANTED) {
-      locks.recordName(key);
+      locks.recordTransactionLockName(key);
     }
     return report(key, outcome);
   }

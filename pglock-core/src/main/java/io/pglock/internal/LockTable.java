@@ -55,6 +55,26 @@ final class LockTable implements LockSession.Listener {
     return held.get();
   }
 
+  /**
+   * Gives the key of every named lock held here now to {@code into}, under each stripe's monitor in
+   * turn (so {@code into} must be quick): the name recorder's view of what is held, read once a
+   * second instead of noted at every grant.
+   */
+  void heldNames(java.util.function.Consumer<LockKey> into) {
+    for (Stripe s : stripes) {
+      synchronized (s) {
+        for (KeyState st : s.keys.values()) {
+          if (st.session != null && !st.handles().isEmpty()) {
+            LockKey key = st.handles().get(0).key();
+            if (key.space() == LockKey.KeySpace.NAME) {
+              into.accept(key);
+            }
+          }
+        }
+      }
+    }
+  }
+
   private Stripe stripe(ServerKey key) {
     long h = key.value() * 0x9E3779B97F4A7C15L + key.objsubid();
     return stripes[(int) (h >>> 58)];

@@ -113,6 +113,19 @@ final class Sql {
     return "SELECT " + schema + ".record_lock_names(?, ?)";
   }
 
+  /**
+   * Records the names of a batch whose keys are locked now (schema version 10); parameters: keys
+   * bigint[], namespaces text[], names text[].
+   */
+  static String recordLockedNames(String schema) {
+    return "SELECT " + schema + ".record_locked_names(?, ?, ?)";
+  }
+
+  /** Prunes the name table (schema version 10); parameters: retention (text, as interval), max rows, batch. */
+  static String pruneNames(String schema) {
+    return "SELECT " + schema + ".prune_lock_names(?::interval, ?, ?)";
+  }
+
   /** The backend pid: read at connect and on every heartbeat to catch a transaction-mode pooler. */
   static final String BACKEND_PID = "SELECT pg_backend_pid()";
 
