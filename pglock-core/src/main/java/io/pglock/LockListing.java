@@ -1,6 +1,6 @@
 package io.pglock;
 
-import io.pglock.internal.LockListingQuery;
+import io.pglock.internal.listing.LockListingQuery;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
@@ -50,7 +50,7 @@ public final class LockListing {
    */
   public static LockListing of(DataSource dataSource, String schema) {
     return new LockListing(Objects.requireNonNull(dataSource, "dataSource"),
-        io.pglock.internal.SchemaMigrator.checkSchema(schema));
+        io.pglock.internal.schema.SchemaMigrator.checkSchema(schema));
   }
 
   /**

@@ -1,6 +1,6 @@
 package io.pglock;
 
-import io.pglock.internal.SchemaMigrator;
+import io.pglock.internal.schema.SchemaMigrator;
 import javax.sql.DataSource;
 
 /**

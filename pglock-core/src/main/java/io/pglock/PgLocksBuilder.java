@@ -228,7 +228,7 @@ public final class PgLocksBuilder {
    */
   public PgLocksBuilder schema(String schema) {
     once(this.schema, "schema");
-    this.schema = io.pglock.internal.SchemaMigrator.checkSchema(schema);
+    this.schema = io.pglock.internal.schema.SchemaMigrator.checkSchema(schema);
     return this;
   }
 

@@ -10,6 +10,8 @@ import io.pglock.SessionLock;
 import io.pglock.SessionReadWriteLock;
 import io.pglock.SessionSemaphore;
 import io.pglock.TransactionLocks;
+import io.pglock.internal.recording.HistoryWriter;
+import io.pglock.internal.recording.NameRecorder;
 import java.sql.Connection;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;

@@ -5,6 +5,7 @@ import io.pglock.LockKey;
 import io.pglock.LockMode;
 import io.pglock.LockTimeoutException;
 import io.pglock.SessionLock;
+import io.pglock.internal.recording.NameRecorder;
 import java.time.Duration;
 import java.util.Optional;
 

@@ -6,6 +6,7 @@ import io.pglock.LockMode;
 import io.pglock.LockSessionException;
 import io.pglock.LockTimeoutException;
 import io.pglock.TransactionLocks;
+import io.pglock.internal.recording.NameRecorder;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -5,6 +5,8 @@ import io.pglock.LockNotHeldException;
 import io.pglock.LockedWork;
 import io.pglock.LockedWorkException;
 import io.pglock.LossCause;
+import io.pglock.internal.recording.HistoryWriter;
+import io.pglock.internal.recording.HoldRecord;
 import java.time.Instant;
 import java.util.concurrent.ThreadLocalRandom;
 

@@ -10,8 +10,11 @@ import java.sql.SQLException;
 import java.time.Duration;
 import org.postgresql.PGConnection;
 
-/** Opens a connection for a lock session, checks the database and sets the session's timers. */
-final class SessionSetup {
+/**
+ * Opens a connection for a lock session, checks the database and sets the session's timers. Public
+ * (with {@link #checkPostgres}) only for {@code io.pglock.internal.schema}; not API.
+ */
+public final class SessionSetup {
   private SessionSetup() {}
 
   static final int MIN_SERVER_VERSION = 140000;
@@ -143,7 +146,7 @@ final class SessionSetup {
   }
 
   /** Refuses anything but PostgreSQL 14 or newer through pgjdbc. */
-  static void checkPostgres(Connection c) throws SQLException {
+  public static void checkPostgres(Connection c) throws SQLException {
     String product = c.getMetaData().getDatabaseProductName();
     if (!"PostgreSQL".equals(product) || !c.isWrapperFor(PGConnection.class)) {
       throw new UnsupportedDatabaseException("pglock needs PostgreSQL through the pgjdbc driver, but the "

@@ -3,8 +3,12 @@ package io.pglock.internal;
 import java.util.List;
 import java.util.stream.Collectors;
 
-/** Every statement pglock-core sends, in one place. Values are always bound parameters. */
-final class Sql {
+/**
+ * Every statement pglock-core sends, in one place. Values are always bound parameters. Public (with
+ * the few statements the {@code recording} and {@code listing} sub-packages send) only for those
+ * sub-packages of {@code io.pglock.internal}; not API.
+ */
+public final class Sql {
   private Sql() {}
 
   /**
@@ -90,7 +94,7 @@ final class Sql {
   static final String NAMES_INSTALLED = schemaHas("pg_proc", "record_lock_names");
 
   /** Every row of the locks view, holders first, then waiters, each by key and pid. */
-  static String listLocks(String schema) {
+  public static String listLocks(String schema) {
     return "SELECT key, space, first, second, namespace, name, mode, granted, scope, pid, node, role, "
         + "application_name, host(client_addr) AS client_addr, username, since, blocked_by, holder_namespace FROM "
         + schema
@@ -98,18 +102,18 @@ final class Sql {
   }
 
   /** Writes a batch of hold records; 14 array parameters, as {@code record_holds} takes them. */
-  static String recordHolds(String schema) {
+  public static String recordHolds(String schema) {
     return "SELECT " + schema + ".record_holds(?, ?, ?, ?, ?, ?, ?::timestamptz[], ?::timestamptz[], "
         + "?::timestamptz[], ?, ?, ?, ?, ?)";
   }
 
   /** Closes the holds of dead holders and prunes old ones; parameters: before, limit. */
-  static String sweepHolds(String schema) {
+  public static String sweepHolds(String schema) {
     return "SELECT closed, pruned FROM " + schema + ".sweep_holds(?::timestamptz, ?)";
   }
 
   /** Records a batch of names; parameters: namespaces text[], names text[]. */
-  static String recordNames(String schema) {
+  public static String recordNames(String schema) {
     return "SELECT " + schema + ".record_lock_names(?, ?)";
   }
 
@@ -117,12 +121,12 @@ final class Sql {
    * Records the names of a batch whose keys are locked now (schema version 10); parameters: keys
    * bigint[], namespaces text[], names text[].
    */
-  static String recordLockedNames(String schema) {
+  public static String recordLockedNames(String schema) {
     return "SELECT " + schema + ".record_locked_names(?, ?, ?)";
   }
 
   /** Prunes the name table (schema version 10); parameters: retention (text, as interval), max rows, batch. */
-  static String pruneNames(String schema) {
+  public static String pruneNames(String schema) {
     return "SELECT " + schema + ".prune_lock_names(?::interval, ?, ?)";
   }
 

@@ -2,17 +2,23 @@ package io.pglock.internal;
 
 import java.sql.SQLException;
 
-/** The SQLSTATEs pglock acts on, and how it classifies a failed statement. */
-final class SqlErrors {
+/**
+ * The SQLSTATEs pglock acts on, and how it classifies a failed statement. Public (with
+ * {@link #state}, {@link #describe} and {@link #INSUFFICIENT_PRIVILEGE}) only for the sub-packages of
+ * {@code io.pglock.internal}; not API.
+ */
+public final class SqlErrors {
   private SqlErrors() {}
 
   static final String LOCK_NOT_AVAILABLE = "55P03";
   static final String QUERY_CANCELED = "57014";
   static final String DEADLOCK = "40P01";
   static final String OUT_OF_SHARED_MEMORY = "53200";
-  static final String INSUFFICIENT_PRIVILEGE = "42501";
+  /** The role lacks a privilege (here: to create the schema). */
+  public static final String INSUFFICIENT_PRIVILEGE = "42501";
 
-  static String state(SQLException e) {
+  /** The error's SQLSTATE, or the empty string if it has none. */
+  public static String state(SQLException e) {
     String state = e.getSQLState();
     return state == null ? "" : state;
   }
@@ -27,7 +33,7 @@ final class SqlErrors {
   }
 
   /** The error's SQLSTATE and message, for exception messages. */
-  static String describe(SQLException e) {
+  public static String describe(SQLException e) {
     return "SQLSTATE " + state(e) + ": " + e.getMessage();
   }
 }

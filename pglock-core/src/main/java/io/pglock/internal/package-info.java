@@ -1,6 +1,13 @@
 /**
  * The engine behind {@link io.pglock.PgLocks}. Not API.
  *
+ * <p>Its classes share package-private state, so the engine is this one package. What is not the
+ * engine lives in sub-packages, one concept each: {@code schema} (migrations), {@code recording}
+ * (the background writers of lock history and lock names, which the engine only hands notes),
+ * {@code listing} (the locks view query) and {@code util} (helpers the other modules share). The
+ * few members here that are public for them ({@code Sql}, {@code SqlErrors},
+ * {@code SessionSetup.checkPostgres}) are not API either.
+ *
  * <h2>Pieces</h2>
  * <ul>
  *   <li>{@code LockTable}: the local half of every session lock, one {@code KeyState} per server

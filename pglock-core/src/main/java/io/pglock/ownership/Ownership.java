@@ -3,7 +3,7 @@ package io.pglock.ownership;
 import io.pglock.PgLocks;
 import io.pglock.election.Member;
 import io.pglock.election.internal.MemberLookup;
-import io.pglock.internal.LockListingQuery;
+import io.pglock.internal.listing.LockListingQuery;
 import io.pglock.ownership.internal.GroupSnapshot;
 import java.util.Collection;
 import java.util.List;

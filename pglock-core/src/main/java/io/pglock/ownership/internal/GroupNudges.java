@@ -1,6 +1,6 @@
 package io.pglock.ownership.internal;
 
-import io.pglock.internal.ChannelListener;
+import io.pglock.internal.util.ChannelListener;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -3,7 +3,7 @@ package io.pglock.ownership.internal;
 import io.pglock.LockEntry;
 import io.pglock.LockKey;
 import io.pglock.election.Membership;
-import io.pglock.internal.LockListingQuery;
+import io.pglock.internal.listing.LockListingQuery;
 import io.pglock.ownership.Ownership;
 import io.pglock.ownership.ResourceOwner;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.pglock.queue.internal;
 
-import io.pglock.internal.SchemaMigrator;
+import io.pglock.internal.schema.SchemaMigrator;
 import io.pglock.queue.Job;
 import io.pglock.queue.JobAdmin;
 import io.pglock.queue.JobError;

@@ -3,7 +3,7 @@ package io.pglock.queue.internal;
 import io.pglock.LockKey;
 import io.pglock.PgLocks;
 import io.pglock.SchemaMissingException;
-import io.pglock.internal.ChannelListener;
+import io.pglock.internal.util.ChannelListener;
 import io.pglock.queue.Enqueued;
 import io.pglock.queue.JobAdmin;
 import io.pglock.queue.JobQueue;

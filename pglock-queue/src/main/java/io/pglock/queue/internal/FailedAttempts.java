@@ -1,6 +1,6 @@
 package io.pglock.queue.internal;
 
-import io.pglock.internal.Stacks;
+import io.pglock.internal.util.Stacks;
 import io.pglock.queue.DiscardJobException;
 import io.pglock.queue.WorkerConfig;
 import org.slf4j.Logger;

@@ -31,7 +31,7 @@ public final class RunTable {
   private final String schema;
 
   public RunTable(String schema) {
-    this.schema = io.pglock.internal.SchemaMigrator.checkSchema(schema);
+    this.schema = io.pglock.internal.schema.SchemaMigrator.checkSchema(schema);
   }
 
   /**
@@ -265,7 +265,7 @@ public final class RunTable {
       ps.setString(2, detail);
       ps.setString(3, error == null ? null : error.getClass().getName());
       ps.setString(4, error == null ? null : trim(String.valueOf(error.getMessage()), 2000));
-      ps.setString(5, error == null ? null : io.pglock.internal.Stacks.trimmed(error));
+      ps.setString(5, error == null ? null : io.pglock.internal.util.Stacks.trimmed(error));
       ps.setString(6, namespace);
       ps.setString(7, task);
       ps.setObject(8, at(slot));
@@ -460,6 +460,6 @@ public final class RunTable {
   }
 
   static String trim(String s, int max) {
-    return io.pglock.internal.Stacks.trim(s, max);
+    return io.pglock.internal.util.Stacks.trim(s, max);
   }
 }

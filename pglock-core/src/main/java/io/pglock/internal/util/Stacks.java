@@ -1,4 +1,4 @@
-package io.pglock.internal;
+package io.pglock.internal.util;
 
 /**
  * A throwable's stack, trimmed for a history row (task runs, job errors): its first frames and those

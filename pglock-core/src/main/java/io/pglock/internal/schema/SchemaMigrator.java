@@ -1,8 +1,10 @@
-package io.pglock.internal;
+package io.pglock.internal.schema;
 
 import io.pglock.LockKey;
 import io.pglock.LockSessionException;
 import io.pglock.MissingPrivilegeException;
+import io.pglock.internal.SessionSetup;
+import io.pglock.internal.SqlErrors;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

@@ -1,6 +1,8 @@
-package io.pglock.internal;
+package io.pglock.internal.recording;
 
 import io.pglock.LockKey;
+import io.pglock.internal.Sql;
+import io.pglock.internal.SqlErrors;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,12 +1,14 @@
-package io.pglock.internal;
+package io.pglock.internal.recording;
 
 import java.time.Instant;
 
 /**
  * One hold of a lock for the history: its state when it began ({@code open}) or when it ended.
  * Both states of a hold share its id, so that the newer one replaces the older in the table.
+ *
+ * <p>Public only for the engine in {@code io.pglock.internal}, which makes the records; not API.
  */
-record HoldRecord(long id, String namespace, String name, long key, String node, int pid, Instant backendStart,
+public record HoldRecord(long id, String namespace, String name, long key, String node, int pid, Instant backendStart,
     Instant acquiredAt, Instant releasedAt, String outcome, String lossCause, String errorClass,
     String errorMessage, String errorStack) {
 
@@ -15,7 +17,12 @@ record HoldRecord(long id, String namespace, String name, long key, String node,
   /** The most stack frames kept (of the work's exception and each cause); 8,000 characters in all. */
   static final int MAX_FRAMES = 30;
 
-  HoldRecord ended(Instant at, String outcome, String lossCause, Throwable error) {
+  /**
+   * The hold's state when it ended.
+   *
+   * @return a copy of this open record with its end, outcome and error
+   */
+  public HoldRecord ended(Instant at, String outcome, String lossCause, Throwable error) {
     return new HoldRecord(id, namespace, name, key, node, pid, backendStart, acquiredAt, at, outcome, lossCause,
         error == null ? null : error.getClass().getName(),
         error == null ? null : trim(String.valueOf(error.getMessage()), MAX_MESSAGE),

@@ -1,4 +1,4 @@
-package io.pglock.internal;
+package io.pglock.internal.util;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,10 +1,12 @@
-package io.pglock.internal;
+package io.pglock.internal.listing;
 
 import io.pglock.LockEntry;
 import io.pglock.LockKey;
 import io.pglock.LockMode;
 import io.pglock.LockSessionException;
 import io.pglock.SchemaMissingException;
+import io.pglock.internal.Sql;
+import io.pglock.internal.SqlErrors;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

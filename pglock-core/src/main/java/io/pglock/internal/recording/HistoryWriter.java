@@ -1,6 +1,7 @@
-package io.pglock.internal;
+package io.pglock.internal.recording;
 
 import io.pglock.PgLocksConfig;
+import io.pglock.internal.Sql;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -24,8 +25,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The queue holds at most {@value #MAX_QUEUED} records; a full queue drops new ones (counted in
  * {@link #dropped()}).
+ *
+ * <p>Public (with what the engine calls) only for the engine in {@code io.pglock.internal}; not API.
  */
-final class HistoryWriter {
+public final class HistoryWriter {
   private static final Logger log = LoggerFactory.getLogger(HistoryWriter.class);
   /** About 20,000 x (a few hundred bytes, up to 9 KB with an error and its stack): bounded memory. */
   static final int MAX_QUEUED = 20_000;
@@ -46,14 +49,19 @@ final class HistoryWriter {
         (c, batch) -> write(c, batch, config.schema()), null, this::sweep, SWEEP_EVERY_SECONDS);
   }
 
-  static HistoryWriter start(PgLocksConfig config) {
+  /**
+   * Starts the writer's thread.
+   *
+   * @return the running writer
+   */
+  public static HistoryWriter start(PgLocksConfig config) {
     HistoryWriter w = new HistoryWriter(config);
     w.batches.start();
     return w;
   }
 
   /** Queues a hold's state. Never blocks. */
-  void submit(HoldRecord r) {
+  public void submit(HoldRecord r) {
     if (!batches.offer(r)) {
       dropped.incrementAndGet();
     }
@@ -150,7 +158,7 @@ final class HistoryWriter {
   }
 
   /** Stops taking records and asks for the last batch (the one gathered and what is queued). */
-  void beginClose() {
+  public void beginClose() {
     batches.beginClose();
   }
 
@@ -160,7 +168,7 @@ final class HistoryWriter {
    *
    * @return true if it was written in time
    */
-  boolean awaitClosed(long deadlineNanos) {
+  public boolean awaitClosed(long deadlineNanos) {
     return batches.awaitClosed(deadlineNanos);
   }
 }

@@ -1,4 +1,4 @@
-package io.pglock.internal;
+package io.pglock.internal.recording;
 
 import io.pglock.PgLocksConfig;
 import java.sql.Connection;

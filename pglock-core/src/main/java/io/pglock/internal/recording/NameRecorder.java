@@ -1,4 +1,4 @@
-package io.pglock.internal;
+package io.pglock.internal.recording;
 
 import io.pglock.LockKey;
 import io.pglock.PgLocksConfig;
@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * most locks of a workload that locks per entity are held for milliseconds. Writing a row per grant
  * cost such a workload 36-48% of its throughput and grew the table without bound. So the lock path
  * does nothing for a session lock's grant, and the recorder's thread looks once a second at what is
- * held ({@link LockTable#heldNames}): a named lock held at two sweeps in a row (so for at least a
+ * held ({@code LockTable.heldNames}): a named lock held at two sweeps in a row (so for at least a
  * second, and certainly if for two) has its name written, in one statement per {@value #MAX_BATCH}
  * names. Holding a reference to every granted handle until the sweep, as a first version did, kept
  * tens of thousands of handles a second alive into the next garbage collection: measurably not free.
@@ -48,8 +48,10 @@ import org.slf4j.LoggerFactory;
  * innocent names of its batch out; any other failure (the database is down) keeps the notes, and
  * the next sweep records the names of the locks still held then. A slow or absent database delays
  * names, never locks.
+ *
+ * <p>Public (with what the engine calls) only for the engine in {@code io.pglock.internal}; not API.
  */
-final class NameRecorder {
+public final class NameRecorder {
   private static final Logger log = LoggerFactory.getLogger(NameRecorder.class);
   /** Notes kept between two sweeps (a power of two); past this many the oldest are overwritten. */
   static final int RING = 1 << 16;
@@ -72,8 +74,8 @@ final class NameRecorder {
   static final int PRUNE_BATCH = 5_000;
   private static final int PRUNE_STATEMENTS = 20;
 
-  /** A blocking acquire of a named key, noted while it waits. */
-  static final class Wait {
+  /** A blocking acquire of a named key, noted while it waits. Public only for the engine; not API. */
+  public static final class Wait {
     final LockKey key;
     volatile boolean waiting = true;
 
@@ -82,7 +84,7 @@ final class NameRecorder {
     }
 
     /** The acquire ended, one way or another. */
-    void end() {
+    public void end() {
       waiting = false;
     }
   }
@@ -126,14 +128,14 @@ final class NameRecorder {
    * @param heldNames gives the keys of the named session locks held now (under the lock table's
    *     monitors: the consumer it is given is quick)
    */
-  static NameRecorder start(PgLocksConfig config, Consumer<Consumer<LockKey>> heldNames) {
+  public static NameRecorder start(PgLocksConfig config, Consumer<Consumer<LockKey>> heldNames) {
     NameRecorder r = new NameRecorder(config, heldNames);
     r.thread.start();
     return r;
   }
 
   /** Notes a granted transaction lock: its name is recorded if its key is locked a second or two later. */
-  void heldInTransaction(LockKey key) {
+  public void heldInTransaction(LockKey key) {
     if (key.space() == LockKey.KeySpace.NAME) {
       note(key);
     }
@@ -144,7 +146,7 @@ final class NameRecorder {
    *
    * @return the note, or null for a key without a name
    */
-  Wait waiting(LockKey key) {
+  public Wait waiting(LockKey key) {
     if (key.space() != LockKey.KeySpace.NAME) {
       return null;
     }
@@ -269,7 +271,7 @@ final class NameRecorder {
   }
 
   /** Stops sweeping; {@link #awaitClosed} waits for the thread. */
-  void beginClose() {
+  public void beginClose() {
     thread.beginClose();
   }
 
@@ -279,7 +281,7 @@ final class NameRecorder {
    *
    * @return true if it finished in time
    */
-  boolean awaitClosed(long deadlineNanos) {
+  public boolean awaitClosed(long deadlineNanos) {
     return thread.awaitClosed(deadlineNanos);
   }
 
