@@ -202,6 +202,52 @@ public final class RunTable {
     }
   }
 
+  /** A run row by its slot and the fencing token of its attempt. */
+  public record RunRef(Instant slot, long token) {}
+
+  /** The task's running rows that started before the slot's time (the runs a slot came during, if they go). */
+  public List<RunRef> runningBefore(Connection c, String namespace, String task, Instant slot) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT slot, coalesce(fencing_token, 0) FROM " + schema
+        + ".task_run WHERE namespace = ? AND task = ? AND state = 'running' AND started_at < ?")) {
+      ps.setString(1, namespace);
+      ps.setString(2, task);
+      ps.setObject(3, at(slot));
+      List<RunRef> refs = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          refs.add(new RunRef(rs.getTimestamp(1).toInstant(), rs.getLong(2)));
+        }
+      }
+      return refs;
+    }
+  }
+
+  /**
+   * A run as its row reads now: its start, and its end if the runner of that attempt recorded one
+   * (not if the row still runs, was marked disconnected, or was taken over by another attempt).
+   * Empty if the row is gone.
+   */
+  public Optional<SlotPlanner.OtherRun> otherRun(Connection c, String namespace, String task, RunRef run)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT started_at, finished_at, state, coalesce(fencing_token, 0)"
+        + " FROM " + schema + ".task_run WHERE namespace = ? AND task = ? AND slot = ?")) {
+      ps.setString(1, namespace);
+      ps.setString(2, task);
+      ps.setObject(3, at(run.slot()));
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || rs.getTimestamp(1) == null) {
+          return Optional.empty();
+        }
+        Instant start = rs.getTimestamp(1).toInstant();
+        RunState state = state(rs.getString(3));
+        boolean recorded = rs.getLong(4) == run.token() && state != RunState.RUNNING
+            && state != RunState.DISCONNECTED && rs.getTimestamp(2) != null;
+        return Optional.of(new SlotPlanner.OtherRun(start,
+            recorded ? Optional.of(rs.getTimestamp(2).toInstant()) : Optional.empty()));
+      }
+    }
+  }
+
   /**
    * Records slots as skipped, unless a row exists, and only those at least their lateness in the
    * past by the database's clock (a node whose idea of the time is ahead cannot skip a slot that

@@ -47,6 +47,11 @@ final class SlotExecutor {
     BUSY,
     /** The slot has not come yet by the database's clock. */
     EARLY,
+    /**
+     * The lock is free after a wait behind another node's run: nothing was claimed, the waiting
+     * slots are to be decided again ({@link SlotPlanner#afterWait}).
+     */
+    WAITED,
     /** A statement failed. */
     ERROR
   }
@@ -158,10 +163,38 @@ final class SlotExecutor {
         resolve(ts);
         continue;
       }
+      if (o == Outcome.WAITED) {
+        next = redecide(ts);
+        continue;
+      }
+      if (o == Outcome.OVERLAP) {
+        // the run that went when the slot came: once the lock is free, its row says whether it covered the slot
+        ts.waitedBehind.addAll(db.with(c -> table.runningBefore(c, namespace, ts.task.name(), head.slot())));
+      }
       ts.retryAt = System.nanoTime() + retryDelay(o);
       return next;
     }
     return next;
+  }
+
+  /**
+   * The lock is free after a wait behind another node's run: every unresolved slot is decided
+   * again by {@link SlotPlanner#afterWait}, with the runs waited behind as their rows now read.
+   * Returns when the loop is next needed.
+   */
+  private Instant redecide(TaskState ts) {
+    List<SlotPlanner.OtherRun> others = ts.waitedOn;
+    ts.waitedOn = List.of();
+    Instant now = dbClock.now();
+    List<SlotPlanner.Decision> again = SlotPlanner.afterWait(ts.task.schedule(), ts.policy, ts.resolvedUpTo, now,
+        ts.spans, others);
+    ts.spans.addAll(SlotPlanner.covering(others)); // later passes count them too
+    ts.pending.clear();
+    ts.pending.addAll(again);
+    ts.decidedUpTo = again.isEmpty() ? ts.resolvedUpTo : again.get(again.size() - 1).slot();
+    log.debug("scheduler {}: task {}: the lock is free after a wait behind another node's run ({}); {} slot(s)"
+        + " decided again", node, ts.task.name(), others, again.size());
+    return again.size() == SlotPlanner.MAX_SCAN ? now : ts.task.schedule().next(ts.decidedUpTo).orElse(null);
   }
 
   private static void resolve(TaskState ts) {
@@ -308,6 +341,20 @@ final class SlotExecutor {
         };
       }
       LockHandle handle = h.get();
+      if (kind != RunKind.MANUAL && !ts.waitedBehind.isEmpty()) {
+        // the runs waited behind no longer hold the lock: read how their rows end before deciding again
+        try {
+          List<SlotPlanner.OtherRun> others = new ArrayList<>();
+          for (RunTable.RunRef r : ts.waitedBehind) {
+            db.with(c -> table.otherRun(c, namespace, name, r)).ifPresent(others::add);
+          }
+          ts.waitedBehind.clear();
+          ts.waitedOn = others;
+        } finally {
+          handle.close();
+        }
+        return Outcome.WAITED;
+      }
       RunTable.Claim claim;
       try {
         claim = db.with(c -> table.claim(c, namespace, name, slot, kind, 1, node, handle.fencingToken()));
