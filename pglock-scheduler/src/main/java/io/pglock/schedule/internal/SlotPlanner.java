@@ -47,7 +47,8 @@ final class SlotPlanner {
 
   /**
    * A run of the task, on the database's clock: this node's (its end null while it goes), or
-   * another node's as {@link SlotPlanner#covering} counts it. It covers the slots that came while it went: after its start, before its end.
+   * another node's as {@link SlotPlanner#covering} counts it. It covers the slots that came while
+   * it went: after its start, before its end.
    */
   record RunSpan(Instant start, Instant end) {
     boolean covers(Instant slot) {
