@@ -36,12 +36,15 @@ public final class RunTable {
 
   /**
    * Joined into every statement that decides who runs what (a claim, a retry, a skip, an end):
-   * makes its transaction's commit wait for the WAL flush whatever {@code synchronous_commit} the
-   * server or the session says, so that a decision acted on survives a server crash (a lost run row
-   * would let the slot run again). {@code set_config(..., true)} lasts until the end of the
-   * statement's own transaction (autocommit), and costs no extra round trip.
+   * makes its transaction's commit wait at least for the local WAL flush, so that a decision acted
+   * on survives a server crash (a lost run row would let the slot run again). Only {@code off} is
+   * raised (to {@code on}); a stronger setting of the server or the session ({@code remote_write},
+   * {@code remote_apply}, or {@code local}/{@code on}) is kept, as the queue does.
+   * {@code set_config(..., true)} lasts until the end of the statement's own transaction
+   * (autocommit), and costs no extra round trip.
    */
-  private static final String DURABLE = "(SELECT set_config('synchronous_commit', 'on', true)) AS durable";
+  static final String DURABLE = "(SELECT set_config('synchronous_commit', CASE current_setting('synchronous_commit')"
+      + " WHEN 'off' THEN 'on' ELSE current_setting('synchronous_commit') END, true)) AS durable";
 
   /** What an attempt to claim a slot found. */
   public enum Claim {
