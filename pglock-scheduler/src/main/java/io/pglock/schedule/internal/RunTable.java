@@ -56,6 +56,12 @@ public final class RunTable {
     EARLY
   }
 
+  /**
+   * What a claim came to; {@code startedAt} is the row's {@code started_at} when the row is ours
+   * (null otherwise), the start that every node's {@link #going} reads.
+   */
+  public record Claimed(Claim claim, Instant startedAt) {}
+
   /** A task's latest non-manual row. */
   public record Latest(Instant slot, RunState state, Optional<Instant> finishedAt) {}
 
@@ -131,12 +137,12 @@ public final class RunTable {
    * Inserts the slot's row as running, ours, if the slot has come by the database's clock and no
    * row exists: the one statement that makes a slot run at most once.
    */
-  public Claim claim(Connection c, String namespace, String task, Instant slot, RunKind kind, int attempt,
+  public Claimed claim(Connection c, String namespace, String task, Instant slot, RunKind kind, int attempt,
       String node, long token) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema + ".task_run"
         + " (namespace, task, slot, kind, state, attempt, node, fencing_token, started_at)"
         + " SELECT ?, ?, ?, ?, 'running', ?, ?, ?, now() FROM " + DURABLE + " WHERE ?::timestamptz <= now()"
-        + " ON CONFLICT (namespace, task, slot) DO NOTHING")) {
+        + " ON CONFLICT (namespace, task, slot) DO NOTHING RETURNING started_at")) {
       ps.setString(1, namespace);
       ps.setString(2, task);
       ps.setObject(3, at(slot));
@@ -145,11 +151,26 @@ public final class RunTable {
       ps.setString(6, node);
       ps.setLong(7, token);
       ps.setObject(8, at(slot));
-      if (ps.executeUpdate() == 1) {
-        return Claim.CLAIMED;
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return new Claimed(Claim.CLAIMED, rs.getTimestamp(1).toInstant());
+        }
       }
     }
-    return slotState(c, namespace, task, slot).isPresent() ? Claim.TAKEN : Claim.EARLY;
+    return new Claimed(slotState(c, namespace, task, slot).isPresent() ? Claim.TAKEN : Claim.EARLY, null);
+  }
+
+  /** The slot's row's {@code started_at}, if the row exists and has one. */
+  public Optional<Instant> startedAt(Connection c, String namespace, String task, Instant slot) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT started_at FROM " + schema + ".task_run"
+        + " WHERE namespace = ? AND task = ? AND slot = ?")) {
+      ps.setString(1, namespace);
+      ps.setString(2, task);
+      ps.setObject(3, at(slot));
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? instant(rs.getTimestamp(1)) : Optional.empty();
+      }
+    }
   }
 
   /** The state of the slot's row, if there is one. */
@@ -304,12 +325,16 @@ public final class RunTable {
     return i.truncatedTo(ChronoUnit.MICROS);
   }
 
-  /** Ends our run: only if the row is still ours (same token) and running. Returns whether it was. */
-  public boolean finish(Connection c, String namespace, String task, Instant slot, long token, RunState state,
+  /**
+   * Ends our run: only if the row is still ours (same token) and running. Returns the row's
+   * {@code finished_at} if it was, empty if not.
+   */
+  public Optional<Instant> finish(Connection c, String namespace, String task, Instant slot, long token, RunState state,
       String detail, Throwable error) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".task_run SET state = ?,"
         + " finished_at = now(), detail = COALESCE(?, detail), error_class = ?, error_message = ?, error_stack = ?"
-        + " FROM " + DURABLE + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'")) {
+        + " FROM " + DURABLE + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'"
+        + " RETURNING finished_at")) {
       ps.setString(1, state.name().toLowerCase(Locale.ROOT));
       ps.setString(2, detail);
       ps.setString(3, error == null ? null : error.getClass().getName());
@@ -319,7 +344,9 @@ public final class RunTable {
       ps.setString(7, task);
       ps.setObject(8, at(slot));
       ps.setLong(9, token);
-      return ps.executeUpdate() == 1;
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? instant(rs.getTimestamp(1)) : Optional.empty();
+      }
     }
   }
 
@@ -354,11 +381,15 @@ public final class RunTable {
     }
   }
 
-  /** Takes over a run whose runner is gone, as its next attempt. Returns whether the row was still that run. */
-  public boolean retry(Connection c, String namespace, Running run, String node, long token) throws SQLException {
+  /**
+   * Takes over a run whose runner is gone, as its next attempt. Returns the new attempt's
+   * {@code started_at} if the row was still that run, empty if not.
+   */
+  public Optional<Instant> retry(Connection c, String namespace, Running run, String node, long token) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".task_run SET attempt = attempt + 1,"
         + " node = ?, fencing_token = ?, started_at = now(), noticed_at = now(), detail = ? FROM " + DURABLE
-        + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'")) {
+        + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'"
+        + " RETURNING started_at")) {
       ps.setString(1, node);
       ps.setLong(2, token);
       ps.setString(3, "attempt " + run.attempt() + " by " + run.node() + " disconnected; retried by " + node);
@@ -366,7 +397,9 @@ public final class RunTable {
       ps.setString(5, run.task());
       ps.setObject(6, at(run.slot()));
       ps.setLong(7, run.token());
-      return ps.executeUpdate() == 1;
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? instant(rs.getTimestamp(1)) : Optional.empty();
+      }
     }
   }
 

@@ -355,7 +355,7 @@ final class SlotExecutor {
         }
         return Outcome.WAITED;
       }
-      RunTable.Claim claim;
+      RunTable.Claimed claim;
       try {
         claim = db.with(c -> table.claim(c, namespace, name, slot, kind, 1, node, handle.fencingToken()));
       } catch (SQLException | RuntimeException e) {
@@ -365,11 +365,11 @@ final class SlotExecutor {
           throw e;
         }
       }
-      if (claim != RunTable.Claim.CLAIMED) {
+      if (claim.claim() != RunTable.Claim.CLAIMED) {
         handle.close();
-        return claim == RunTable.Claim.TAKEN ? Outcome.TAKEN : Outcome.EARLY;
+        return claim.claim() == RunTable.Claim.TAKEN ? Outcome.TAKEN : Outcome.EARLY;
       }
-      start(ts, handle, slot, kind, 1);
+      start(ts, handle, slot, kind, 1, claim.startedAt());
       if (kind != RunKind.MANUAL && !ts.task.schedule().fromPreviousEnd()) {
         noteNextSlot(ts, slot);
       }
@@ -383,16 +383,20 @@ final class SlotExecutor {
   /**
    * The claim's statement failed, perhaps after its insert committed (the answer lost on the way
    * back): while still holding the lock, read the slot's row once more. CLAIMED if it is ours (our
-   * fencing token), TAKEN if another's, null if it cannot be told (the lock is then released; a
-   * row of ours left behind is swept as disconnected).
+   * fencing token, with its started_at), TAKEN if another's, null if it cannot be told (the lock is
+   * then released; a row of ours left behind is swept as disconnected).
    */
-  private RunTable.Claim afterLostReply(TaskState ts, LockHandle handle, Instant slot, Exception failure) {
+  private RunTable.Claimed afterLostReply(TaskState ts, LockHandle handle, Instant slot, Exception failure) {
     try {
       Optional<Long> token = db.with(c -> table.slotToken(c, namespace, ts.task.name(), slot));
       if (token.isEmpty()) {
         return null;
       }
-      return token.get() == handle.fencingToken() ? RunTable.Claim.CLAIMED : RunTable.Claim.TAKEN;
+      if (token.get() != handle.fencingToken()) {
+        return new RunTable.Claimed(RunTable.Claim.TAKEN, null);
+      }
+      Optional<Instant> startedAt = db.with(c -> table.startedAt(c, namespace, ts.task.name(), slot));
+      return startedAt.isEmpty() ? null : new RunTable.Claimed(RunTable.Claim.CLAIMED, startedAt.get());
     } catch (SQLException | RuntimeException e) {
       log.debug("scheduler {}: task {}: the slot {} cannot be read after its claim failed ({}): {}", node,
           ts.task.name(), slot, failure, e.toString());
@@ -413,24 +417,37 @@ final class SlotExecutor {
     }
   }
 
-  /** Starts the run of a row that is ours, on a run thread; the lock goes with it. */
-  void start(TaskState ts, LockHandle handle, Instant slot, RunKind kind, int attempt) {
+  /**
+   * Starts the run of a row that is ours, on a run thread; the lock goes with it. The run's span
+   * (what it covers as an overlap) is the row's own {@code started_at} and {@code finished_at}, the
+   * times other nodes read ({@link RunTable#going}), not this node's estimate of the clock.
+   *
+   * @param startedAt the row's {@code started_at}, as the claim or the retry returned it
+   */
+  void start(TaskState ts, LockHandle handle, Instant slot, RunKind kind, int attempt, Instant startedAt) {
     String name = ts.task.name();
     RunExecution run = new RunExecution(ts.task, handle, slot, kind, attempt, node, new RunExecution.Ending() {
+      /** The row's finished_at, if this run recorded its end (written and read on the run thread). */
+      private Instant finishedAt;
+
       @Override
       public boolean record(RunExecution r, RunState state, String detail, Throwable error) throws Exception {
-        return db.with(c -> table.finish(c, namespace, name, slot, handle.fencingToken(), state, detail, error));
+        Optional<Instant> at = db.with(c -> table.finish(c, namespace, name, slot, handle.fencingToken(), state,
+            detail, error));
+        at.ifPresent(t -> finishedAt = t);
+        return at.isPresent();
       }
 
       @Override
       public void ended(RunExecution r) {
-        // run thread: nothing of the task's state is touched here; the loop applies the event
+        // run thread: nothing of the task's state is touched here; the loop applies the event. An
+        // end not recorded (the row no longer ours, the database away) has only this node's estimate.
         active.remove(r);
-        ended.add(new RunEnded(ts, r, dbClock.now()));
+        ended.add(new RunEnded(ts, r, finishedAt != null ? finishedAt : dbClock.now()));
         loop.wake();
       }
     }, watchdog, clock.instant());
-    ts.runStarted(run, dbClock.now());
+    ts.runStarted(run, startedAt);
     active.add(run);
     log.debug("scheduler {}: task {} runs slot {} ({}, attempt {}, token {})", node, name, slot, kind, attempt,
         handle.fencingToken());
@@ -438,14 +455,15 @@ final class SlotExecutor {
       runs.execute(run);
     } catch (RejectedExecutionException e) {
       active.remove(run);
-      ts.runEnded(run, dbClock.now());
+      Instant end = dbClock.now();
       try { // closing: the row is ours and will not run; say so while the lock is still held
-        db.with(c -> table.finish(c, namespace, name, slot, handle.fencingToken(), RunState.INTERRUPTED,
-            "the scheduler closed before the run started", null));
+        end = db.with(c -> table.finish(c, namespace, name, slot, handle.fencingToken(), RunState.INTERRUPTED,
+            "the scheduler closed before the run started", null)).orElse(end);
       } catch (SQLException | RuntimeException ex) {
         log.debug("scheduler {}: task {}: could not record slot {} as not started: {}", node, name, slot,
             ex.toString());
       } finally {
+        ts.runEnded(run, end);
         handle.close();
       }
     }
