@@ -85,12 +85,36 @@ class SchedulerCrashTest {
       AtomicBoolean crashNext = new AtomicBoolean();
       AtomicReference<Instant> crashedSlot = new AtomicReference<>();
       CountDownLatch crashed = new CountDownLatch(1);
+      AtomicReference<Exception> stopFailure = new AtomicReference<>();
       TaskBody body = ctx -> {
         ranPerSlot.computeIfAbsent(ctx.slot(), k -> new AtomicInteger()).incrementAndGet();
         if (crashNext.compareAndSet(true, false)) {
           crashedSlot.set(ctx.slot());
-          pg.stopImmediate(); // right after this slot's run row committed
-          crashed.countDown();
+          // right after this slot's run row committed. On a thread of its own, waited for without
+          // interruption: the stop makes the run lose its lock, and the interrupt that follows must
+          // not cut the wait for pg_ctl short (on a loaded machine it did, and the latch never fell)
+          Thread stopper = new Thread(() -> {
+            try {
+              pg.stopImmediate();
+            } catch (Exception e) {
+              stopFailure.set(e);
+            } finally {
+              crashed.countDown();
+            }
+          }, "stop-immediate");
+          stopper.start();
+          boolean interrupted = false;
+          while (true) {
+            try {
+              crashed.await();
+              break;
+            } catch (InterruptedException e) {
+              interrupted = true;
+            }
+          }
+          if (interrupted) {
+            Thread.currentThread().interrupt();
+          }
         }
       };
       // RUN_EACH with a long missedAfter: a slot without a row after the restart would run again
@@ -107,6 +131,7 @@ class SchedulerCrashTest {
         }
         crashNext.set(true);
         assertThat(crashed.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the crash").isTrue();
+        assertThat(stopFailure.get()).as("pg_ctl stop -m immediate").isNull();
       } finally {
         first.close();
         locks.close();

@@ -268,13 +268,17 @@ public final class DefaultScheduler implements Scheduler {
     long nextPrune = now + jitter(Duration.ofNanos(PRUNE_EVERY_NANOS)) / 10;
     while (!isClosing()) {
       try {
+        // the wake-up first, then the events: a run's end queued after this take keeps its wake-up
+        // for the next iteration (taken after the events, it would be spent here without its event,
+        // and the next slot of a fixed delay or a queued slot would wait up to pollInterval)
+        boolean wokenNow = takeWoken();
         executor.applyEnded();
         now = System.nanoTime();
         if (now - nextOffset >= 0 || !dbClock.measured()) {
           measureOffset();
           nextOffset = now + OFFSET_EVERY_NANOS;
         }
-        boolean poll = now - nextPoll >= 0 || takeWoken();
+        boolean poll = now - nextPoll >= 0 || wokenNow;
         if (poll) {
           poll();
           nextPoll = System.nanoTime() + pollInterval.toNanos();

@@ -3,6 +3,7 @@ package io.pglock.schedule.internal;
 import io.pglock.LockHandle;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -57,10 +58,11 @@ final class Housekeeping {
       boolean handedOn = false;
       try {
         if (r.attempt() < ts.task.maxAttempts() && !ts.paused && !closing.getAsBoolean()) {
-          if (db.with(c -> table.retry(c, namespace, r, node, handle.fencingToken()))) {
+          Optional<Instant> startedAt = db.with(c -> table.retry(c, namespace, r, node, handle.fencingToken()));
+          if (startedAt.isPresent()) {
             log.warn("scheduler {}: task {}: the runner {} of slot {} disconnected; running attempt {} here", node,
                 r.task(), r.node(), r.slot(), r.attempt() + 1);
-            executor.start(ts, handle, r.slot(), r.kind(), r.attempt() + 1);
+            executor.start(ts, handle, r.slot(), r.kind(), r.attempt() + 1, startedAt.get());
             handedOn = true;
           }
         } else if (db.with(c -> table.disconnected(c, namespace, r, node))) {

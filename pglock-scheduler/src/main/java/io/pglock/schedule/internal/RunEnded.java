@@ -8,6 +8,7 @@ import java.time.Instant;
  *
  * @param task the run's task
  * @param run the run
- * @param at when it ended, on the database's clock as this node measures it
+ * @param at when it ended: its row's {@code finished_at}, or this node's estimate of the database's
+ *     clock if it recorded no end
  */
 record RunEnded(TaskState task, RunExecution run, Instant at) {}

@@ -36,12 +36,15 @@ public final class RunTable {
 
   /**
    * Joined into every statement that decides who runs what (a claim, a retry, a skip, an end):
-   * makes its transaction's commit wait for the WAL flush whatever {@code synchronous_commit} the
-   * server or the session says, so that a decision acted on survives a server crash (a lost run row
-   * would let the slot run again). {@code set_config(..., true)} lasts until the end of the
-   * statement's own transaction (autocommit), and costs no extra round trip.
+   * makes its transaction's commit wait at least for the local WAL flush, so that a decision acted
+   * on survives a server crash (a lost run row would let the slot run again). Only {@code off} is
+   * raised (to {@code on}); a stronger setting of the server or the session ({@code remote_write},
+   * {@code remote_apply}, or {@code local}/{@code on}) is kept, as the queue does.
+   * {@code set_config(..., true)} lasts until the end of the statement's own transaction
+   * (autocommit), and costs no extra round trip.
    */
-  private static final String DURABLE = "(SELECT set_config('synchronous_commit', 'on', true)) AS durable";
+  static final String DURABLE = "(SELECT set_config('synchronous_commit', CASE current_setting('synchronous_commit')"
+      + " WHEN 'off' THEN 'on' ELSE current_setting('synchronous_commit') END, true)) AS durable";
 
   /** What an attempt to claim a slot found. */
   public enum Claim {
@@ -52,6 +55,12 @@ public final class RunTable {
     /** The slot has not come yet by the database's clock. */
     EARLY
   }
+
+  /**
+   * What a claim came to; {@code startedAt} is the row's {@code started_at} when the row is ours
+   * (null otherwise), the start that every node's {@link #going} reads.
+   */
+  public record Claimed(Claim claim, Instant startedAt) {}
 
   /** A task's latest non-manual row. */
   public record Latest(Instant slot, RunState state, Optional<Instant> finishedAt) {}
@@ -128,12 +137,12 @@ public final class RunTable {
    * Inserts the slot's row as running, ours, if the slot has come by the database's clock and no
    * row exists: the one statement that makes a slot run at most once.
    */
-  public Claim claim(Connection c, String namespace, String task, Instant slot, RunKind kind, int attempt,
+  public Claimed claim(Connection c, String namespace, String task, Instant slot, RunKind kind, int attempt,
       String node, long token) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema + ".task_run"
         + " (namespace, task, slot, kind, state, attempt, node, fencing_token, started_at)"
         + " SELECT ?, ?, ?, ?, 'running', ?, ?, ?, now() FROM " + DURABLE + " WHERE ?::timestamptz <= now()"
-        + " ON CONFLICT (namespace, task, slot) DO NOTHING")) {
+        + " ON CONFLICT (namespace, task, slot) DO NOTHING RETURNING started_at")) {
       ps.setString(1, namespace);
       ps.setString(2, task);
       ps.setObject(3, at(slot));
@@ -142,11 +151,26 @@ public final class RunTable {
       ps.setString(6, node);
       ps.setLong(7, token);
       ps.setObject(8, at(slot));
-      if (ps.executeUpdate() == 1) {
-        return Claim.CLAIMED;
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return new Claimed(Claim.CLAIMED, rs.getTimestamp(1).toInstant());
+        }
       }
     }
-    return slotState(c, namespace, task, slot).isPresent() ? Claim.TAKEN : Claim.EARLY;
+    return new Claimed(slotState(c, namespace, task, slot).isPresent() ? Claim.TAKEN : Claim.EARLY, null);
+  }
+
+  /** The slot's row's {@code started_at}, if the row exists and has one. */
+  public Optional<Instant> startedAt(Connection c, String namespace, String task, Instant slot) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT started_at FROM " + schema + ".task_run"
+        + " WHERE namespace = ? AND task = ? AND slot = ?")) {
+      ps.setString(1, namespace);
+      ps.setString(2, task);
+      ps.setObject(3, at(slot));
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? instant(rs.getTimestamp(1)) : Optional.empty();
+      }
+    }
   }
 
   /** The state of the slot's row, if there is one. */
@@ -198,6 +222,52 @@ public final class RunTable {
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getLong(1) == 0 ? Going.NONE : rs.getBoolean(2) ? Going.STARTED_BEFORE : Going.STARTED_AFTER;
+      }
+    }
+  }
+
+  /** A run row by its slot and the fencing token of its attempt. */
+  public record RunRef(Instant slot, long token) {}
+
+  /** The task's running rows that started before the slot's time (the runs a slot came during, if they go). */
+  public List<RunRef> runningBefore(Connection c, String namespace, String task, Instant slot) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT slot, coalesce(fencing_token, 0) FROM " + schema
+        + ".task_run WHERE namespace = ? AND task = ? AND state = 'running' AND started_at < ?")) {
+      ps.setString(1, namespace);
+      ps.setString(2, task);
+      ps.setObject(3, at(slot));
+      List<RunRef> refs = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          refs.add(new RunRef(rs.getTimestamp(1).toInstant(), rs.getLong(2)));
+        }
+      }
+      return refs;
+    }
+  }
+
+  /**
+   * A run as its row reads now: its start, and its end if the runner of that attempt recorded one
+   * (not if the row still runs, was marked disconnected, or was taken over by another attempt).
+   * Empty if the row is gone.
+   */
+  public Optional<SlotPlanner.OtherRun> otherRun(Connection c, String namespace, String task, RunRef run)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT started_at, finished_at, state, coalesce(fencing_token, 0)"
+        + " FROM " + schema + ".task_run WHERE namespace = ? AND task = ? AND slot = ?")) {
+      ps.setString(1, namespace);
+      ps.setString(2, task);
+      ps.setObject(3, at(run.slot()));
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || rs.getTimestamp(1) == null) {
+          return Optional.empty();
+        }
+        Instant start = rs.getTimestamp(1).toInstant();
+        RunState state = state(rs.getString(3));
+        boolean recorded = rs.getLong(4) == run.token() && state != RunState.RUNNING
+            && state != RunState.DISCONNECTED && rs.getTimestamp(2) != null;
+        return Optional.of(new SlotPlanner.OtherRun(start,
+            recorded ? Optional.of(rs.getTimestamp(2).toInstant()) : Optional.empty()));
       }
     }
   }
@@ -255,12 +325,16 @@ public final class RunTable {
     return i.truncatedTo(ChronoUnit.MICROS);
   }
 
-  /** Ends our run: only if the row is still ours (same token) and running. Returns whether it was. */
-  public boolean finish(Connection c, String namespace, String task, Instant slot, long token, RunState state,
+  /**
+   * Ends our run: only if the row is still ours (same token) and running. Returns the row's
+   * {@code finished_at} if it was, empty if not.
+   */
+  public Optional<Instant> finish(Connection c, String namespace, String task, Instant slot, long token, RunState state,
       String detail, Throwable error) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".task_run SET state = ?,"
         + " finished_at = now(), detail = COALESCE(?, detail), error_class = ?, error_message = ?, error_stack = ?"
-        + " FROM " + DURABLE + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'")) {
+        + " FROM " + DURABLE + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'"
+        + " RETURNING finished_at")) {
       ps.setString(1, state.name().toLowerCase(Locale.ROOT));
       ps.setString(2, detail);
       ps.setString(3, error == null ? null : error.getClass().getName());
@@ -270,7 +344,9 @@ public final class RunTable {
       ps.setString(7, task);
       ps.setObject(8, at(slot));
       ps.setLong(9, token);
-      return ps.executeUpdate() == 1;
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? instant(rs.getTimestamp(1)) : Optional.empty();
+      }
     }
   }
 
@@ -305,11 +381,15 @@ public final class RunTable {
     }
   }
 
-  /** Takes over a run whose runner is gone, as its next attempt. Returns whether the row was still that run. */
-  public boolean retry(Connection c, String namespace, Running run, String node, long token) throws SQLException {
+  /**
+   * Takes over a run whose runner is gone, as its next attempt. Returns the new attempt's
+   * {@code started_at} if the row was still that run, empty if not.
+   */
+  public Optional<Instant> retry(Connection c, String namespace, Running run, String node, long token) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".task_run SET attempt = attempt + 1,"
         + " node = ?, fencing_token = ?, started_at = now(), noticed_at = now(), detail = ? FROM " + DURABLE
-        + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'")) {
+        + " WHERE namespace = ? AND task = ? AND slot = ? AND fencing_token = ? AND state = 'running'"
+        + " RETURNING started_at")) {
       ps.setString(1, node);
       ps.setLong(2, token);
       ps.setString(3, "attempt " + run.attempt() + " by " + run.node() + " disconnected; retried by " + node);
@@ -317,7 +397,9 @@ public final class RunTable {
       ps.setString(5, run.task());
       ps.setObject(6, at(run.slot()));
       ps.setLong(7, run.token());
-      return ps.executeUpdate() == 1;
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? instant(rs.getTimestamp(1)) : Optional.empty();
+      }
     }
   }
 

@@ -47,6 +47,11 @@ final class SlotExecutor {
     BUSY,
     /** The slot has not come yet by the database's clock. */
     EARLY,
+    /**
+     * The lock is free after a wait behind another node's run: nothing was claimed, the waiting
+     * slots are to be decided again ({@link SlotPlanner#afterWait}).
+     */
+    WAITED,
     /** A statement failed. */
     ERROR
   }
@@ -158,10 +163,38 @@ final class SlotExecutor {
         resolve(ts);
         continue;
       }
+      if (o == Outcome.WAITED) {
+        next = redecide(ts);
+        continue;
+      }
+      if (o == Outcome.OVERLAP) {
+        // the run that went when the slot came: once the lock is free, its row says whether it covered the slot
+        ts.waitedBehind.addAll(db.with(c -> table.runningBefore(c, namespace, ts.task.name(), head.slot())));
+      }
       ts.retryAt = System.nanoTime() + retryDelay(o);
       return next;
     }
     return next;
+  }
+
+  /**
+   * The lock is free after a wait behind another node's run: every unresolved slot is decided
+   * again by {@link SlotPlanner#afterWait}, with the runs waited behind as their rows now read.
+   * Returns when the loop is next needed.
+   */
+  private Instant redecide(TaskState ts) {
+    List<SlotPlanner.OtherRun> others = ts.waitedOn;
+    ts.waitedOn = List.of();
+    Instant now = dbClock.now();
+    List<SlotPlanner.Decision> again = SlotPlanner.afterWait(ts.task.schedule(), ts.policy, ts.resolvedUpTo, now,
+        ts.spans, others);
+    ts.spans.addAll(SlotPlanner.covering(others)); // later passes count them too
+    ts.pending.clear();
+    ts.pending.addAll(again);
+    ts.decidedUpTo = again.isEmpty() ? ts.resolvedUpTo : again.get(again.size() - 1).slot();
+    log.debug("scheduler {}: task {}: the lock is free after a wait behind another node's run ({}); {} slot(s)"
+        + " decided again", node, ts.task.name(), others, again.size());
+    return again.size() == SlotPlanner.MAX_SCAN ? now : ts.task.schedule().next(ts.decidedUpTo).orElse(null);
   }
 
   private static void resolve(TaskState ts) {
@@ -308,7 +341,21 @@ final class SlotExecutor {
         };
       }
       LockHandle handle = h.get();
-      RunTable.Claim claim;
+      if (kind != RunKind.MANUAL && !ts.waitedBehind.isEmpty()) {
+        // the runs waited behind no longer hold the lock: read how their rows end before deciding again
+        try {
+          List<SlotPlanner.OtherRun> others = new ArrayList<>();
+          for (RunTable.RunRef r : ts.waitedBehind) {
+            db.with(c -> table.otherRun(c, namespace, name, r)).ifPresent(others::add);
+          }
+          ts.waitedBehind.clear();
+          ts.waitedOn = others;
+        } finally {
+          handle.close();
+        }
+        return Outcome.WAITED;
+      }
+      RunTable.Claimed claim;
       try {
         claim = db.with(c -> table.claim(c, namespace, name, slot, kind, 1, node, handle.fencingToken()));
       } catch (SQLException | RuntimeException e) {
@@ -318,11 +365,11 @@ final class SlotExecutor {
           throw e;
         }
       }
-      if (claim != RunTable.Claim.CLAIMED) {
+      if (claim.claim() != RunTable.Claim.CLAIMED) {
         handle.close();
-        return claim == RunTable.Claim.TAKEN ? Outcome.TAKEN : Outcome.EARLY;
+        return claim.claim() == RunTable.Claim.TAKEN ? Outcome.TAKEN : Outcome.EARLY;
       }
-      start(ts, handle, slot, kind, 1);
+      start(ts, handle, slot, kind, 1, claim.startedAt());
       if (kind != RunKind.MANUAL && !ts.task.schedule().fromPreviousEnd()) {
         noteNextSlot(ts, slot);
       }
@@ -336,16 +383,20 @@ final class SlotExecutor {
   /**
    * The claim's statement failed, perhaps after its insert committed (the answer lost on the way
    * back): while still holding the lock, read the slot's row once more. CLAIMED if it is ours (our
-   * fencing token), TAKEN if another's, null if it cannot be told (the lock is then released; a
-   * row of ours left behind is swept as disconnected).
+   * fencing token, with its started_at), TAKEN if another's, null if it cannot be told (the lock is
+   * then released; a row of ours left behind is swept as disconnected).
    */
-  private RunTable.Claim afterLostReply(TaskState ts, LockHandle handle, Instant slot, Exception failure) {
+  private RunTable.Claimed afterLostReply(TaskState ts, LockHandle handle, Instant slot, Exception failure) {
     try {
       Optional<Long> token = db.with(c -> table.slotToken(c, namespace, ts.task.name(), slot));
       if (token.isEmpty()) {
         return null;
       }
-      return token.get() == handle.fencingToken() ? RunTable.Claim.CLAIMED : RunTable.Claim.TAKEN;
+      if (token.get() != handle.fencingToken()) {
+        return new RunTable.Claimed(RunTable.Claim.TAKEN, null);
+      }
+      Optional<Instant> startedAt = db.with(c -> table.startedAt(c, namespace, ts.task.name(), slot));
+      return startedAt.isEmpty() ? null : new RunTable.Claimed(RunTable.Claim.CLAIMED, startedAt.get());
     } catch (SQLException | RuntimeException e) {
       log.debug("scheduler {}: task {}: the slot {} cannot be read after its claim failed ({}): {}", node,
           ts.task.name(), slot, failure, e.toString());
@@ -366,24 +417,37 @@ final class SlotExecutor {
     }
   }
 
-  /** Starts the run of a row that is ours, on a run thread; the lock goes with it. */
-  void start(TaskState ts, LockHandle handle, Instant slot, RunKind kind, int attempt) {
+  /**
+   * Starts the run of a row that is ours, on a run thread; the lock goes with it. The run's span
+   * (what it covers as an overlap) is the row's own {@code started_at} and {@code finished_at}, the
+   * times other nodes read ({@link RunTable#going}), not this node's estimate of the clock.
+   *
+   * @param startedAt the row's {@code started_at}, as the claim or the retry returned it
+   */
+  void start(TaskState ts, LockHandle handle, Instant slot, RunKind kind, int attempt, Instant startedAt) {
     String name = ts.task.name();
     RunExecution run = new RunExecution(ts.task, handle, slot, kind, attempt, node, new RunExecution.Ending() {
+      /** The row's finished_at, if this run recorded its end (written and read on the run thread). */
+      private Instant finishedAt;
+
       @Override
       public boolean record(RunExecution r, RunState state, String detail, Throwable error) throws Exception {
-        return db.with(c -> table.finish(c, namespace, name, slot, handle.fencingToken(), state, detail, error));
+        Optional<Instant> at = db.with(c -> table.finish(c, namespace, name, slot, handle.fencingToken(), state,
+            detail, error));
+        at.ifPresent(t -> finishedAt = t);
+        return at.isPresent();
       }
 
       @Override
       public void ended(RunExecution r) {
-        // run thread: nothing of the task's state is touched here; the loop applies the event
+        // run thread: nothing of the task's state is touched here; the loop applies the event. An
+        // end not recorded (the row no longer ours, the database away) has only this node's estimate.
         active.remove(r);
-        ended.add(new RunEnded(ts, r, dbClock.now()));
+        ended.add(new RunEnded(ts, r, finishedAt != null ? finishedAt : dbClock.now()));
         loop.wake();
       }
     }, watchdog, clock.instant());
-    ts.runStarted(run, dbClock.now());
+    ts.runStarted(run, startedAt);
     active.add(run);
     log.debug("scheduler {}: task {} runs slot {} ({}, attempt {}, token {})", node, name, slot, kind, attempt,
         handle.fencingToken());
@@ -391,14 +455,15 @@ final class SlotExecutor {
       runs.execute(run);
     } catch (RejectedExecutionException e) {
       active.remove(run);
-      ts.runEnded(run, dbClock.now());
+      Instant end = dbClock.now();
       try { // closing: the row is ours and will not run; say so while the lock is still held
-        db.with(c -> table.finish(c, namespace, name, slot, handle.fencingToken(), RunState.INTERRUPTED,
-            "the scheduler closed before the run started", null));
+        end = db.with(c -> table.finish(c, namespace, name, slot, handle.fencingToken(), RunState.INTERRUPTED,
+            "the scheduler closed before the run started", null)).orElse(end);
       } catch (SQLException | RuntimeException ex) {
         log.debug("scheduler {}: task {}: could not record slot {} as not started: {}", node, name, slot,
             ex.toString());
       } finally {
+        ts.runEnded(run, end);
         handle.close();
       }
     }

@@ -26,13 +26,19 @@ final class SlotPlanner {
 
   /** What becomes of a slot. */
   enum Action {
-    /** Claim and run it as scheduled (it may wait behind a run, and it is never reclassified). */
+    /**
+     * Claim and run it as scheduled. It may wait behind a run; it is decided again only after a
+     * wait behind another node's run, once the task's lock is free ({@link SlotPlanner#afterWait}).
+     */
     RUN,
     /** Claim and run it as a catch-up run: it was missed and the policy runs it. */
     CATCH_UP,
     /** Record it as skipped: missed, and the policy does not run it. */
     SKIP_MISSED,
-    /** Record it as skipped: it came while this node's run of the task went ({@link Overlap#SKIP}). */
+    /**
+     * Record it as skipped: it came while a run of the task went ({@link Overlap#SKIP}): this
+     * node's, or another node's whose end its runner recorded ({@link SlotPlanner#covering}).
+     */
     SKIP_OVERLAP
   }
 
@@ -40,14 +46,24 @@ final class SlotPlanner {
   record Decision(Instant slot, Action action) {}
 
   /**
-   * A run of the task on this node, on the database's clock (as this node measures it); its end is
-   * null while it goes. It covers the slots that came while it went: after its start, before its end.
+   * A run of the task, on the database's clock: this node's (its end null while it goes), or
+   * another node's as {@link SlotPlanner#covering} counts it. It covers the slots that came while
+   * it went: after its start, before its end.
    */
   record RunSpan(Instant start, Instant end) {
     boolean covers(Instant slot) {
       return start.isBefore(slot) && (end == null || end.isAfter(slot));
     }
   }
+
+  /**
+   * A run of another node that a slot of this node waited behind (the task's lock was taken, and
+   * the run's row, started before the slot, said it went), as its row reads once the lock is free.
+   * {@code end} is the end its runner recorded; empty if its runner recorded none (it stalled or
+   * died mid-run and lost the lock: its row is still running, was marked disconnected by a sweep,
+   * or was taken over by a retry), for then nobody knows when it stopped going.
+   */
+  record OtherRun(Instant start, Optional<Instant> end) {}
 
   /** A task's policies, as the planner reads them. */
   record Policy(MissedSlots missedSlots, Optional<Duration> missedAfter, int catchUpLimit, Overlap overlap) {
@@ -89,7 +105,8 @@ final class SlotPlanner {
    * {@link #MAX_SCAN}.
    *
    * <ul>
-   *   <li>A slot that came while one of this node's runs went is an overlap: {@link Overlap#SKIP}
+   *   <li>A slot that came while one of this node's runs went (or another node's, as
+   *       {@link #covering} counts them) is an overlap: {@link Overlap#SKIP}
    *       skips it, {@link Overlap#QUEUE} runs it after the run, however late (never missed).
    *   <li>Otherwise a slot found later than its {@link #lateness} is missed: {@link MissedSlots#SKIP}
    *       skips it; {@code RUN_ONCE} runs the newest missed slot of the pass as a catch-up and
@@ -104,7 +121,8 @@ final class SlotPlanner {
    * @param policy the task's policies
    * @param after the newest slot decided already
    * @param now the database's time
-   * @param runs this node's runs of the task that may cover slots after {@code after}
+   * @param runs the runs of the task that may cover slots after {@code after}: this node's, and
+   *     other nodes' as {@link #covering} gives them
    * @return the decisions, oldest first; empty if no slot is due
    */
   static List<Decision> plan(Schedule schedule, Policy policy, Instant after, Instant now, List<RunSpan> runs) {
@@ -141,6 +159,49 @@ final class SlotPlanner {
       decisions.add(new Decision(due.get(i), actions[i]));
     }
     return decisions;
+  }
+
+  /**
+   * The slots that other nodes' runs are known to have covered: a run with the end its runner
+   * recorded covers the slots after its start and before its end, like a run of this node. A run
+   * whose end nobody recorded covers none: the row of a runner that died before the slot still
+   * reads "running" (until a sweep, which needs the lock free), and the lock may have been held by
+   * a node only claiming; the slots that waited behind it are decided by their lateness alone.
+   *
+   * @param others the runs waited behind
+   * @return their spans that count
+   */
+  static List<RunSpan> covering(List<OtherRun> others) {
+    List<RunSpan> spans = new ArrayList<>();
+    for (OtherRun o : others) {
+      o.end().ifPresent(end -> spans.add(new RunSpan(o.start(), end)));
+    }
+    return spans;
+  }
+
+  /**
+   * Decides again, once the task's lock is free, the slots that waited behind another node's run
+   * (and those decided after them): they go back through the overlap and missed-slot policies as of
+   * {@code now}. A slot that came during a run whose end its runner recorded is an overlap
+   * ({@link Overlap#SKIP} skips it, {@link Overlap#QUEUE} runs it, however late); any other slot
+   * found later than its lateness is missed and handled per {@link MissedSlots}; the rest run. So a
+   * stalled runner's lock, freed by the server seconds later, does not release a burst of late
+   * slots, and a slot that only waited for a node claiming (a dead runner's row not yet swept) is
+   * never skipped as an overlap.
+   *
+   * @param schedule a slot schedule (not a fixed delay)
+   * @param policy the task's policies
+   * @param resolved the newest slot that has a row (every slot after it is decided again)
+   * @param now the database's time, after the lock was found free
+   * @param runs this node's runs of the task
+   * @param others the other nodes' runs waited behind, as their rows read with the lock free
+   * @return the decisions, oldest first, as {@link #plan} makes them
+   */
+  static List<Decision> afterWait(Schedule schedule, Policy policy, Instant resolved, Instant now, List<RunSpan> runs,
+      List<OtherRun> others) {
+    List<RunSpan> all = new ArrayList<>(runs);
+    all.addAll(covering(others));
+    return plan(schedule, policy, resolved, now, all);
   }
 
   private static boolean covered(Instant slot, List<RunSpan> runs) {

@@ -24,6 +24,13 @@ final class TaskState {
   final ArrayDeque<SlotPlanner.Decision> pending = new ArrayDeque<>();
   /** This node's runs of the task that may cover undecided slots (the current one last). */
   final List<SlotPlanner.RunSpan> spans = new ArrayList<>();
+  /**
+   * Other nodes' runs that a slot waited behind (the lock taken, their rows started before the
+   * slot and running): once the lock is free, the waiting slots are decided again.
+   */
+  final java.util.Set<RunTable.RunRef> waitedBehind = new java.util.LinkedHashSet<>();
+  /** Those runs as their rows read once the lock was free, until the loop decides again. */
+  List<SlotPlanner.OtherRun> waitedOn = List.of();
   /** For a fixed delay: the latest row, refreshed at each poll and after this node's runs. */
   RunTable.Latest delayLatest;
   /** For a fixed delay that never ran: its first slot, the task's first registration (database clock). */

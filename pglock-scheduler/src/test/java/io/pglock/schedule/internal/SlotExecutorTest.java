@@ -120,4 +120,83 @@ class SlotExecutorTest {
       }
     }
   }
+
+  /**
+   * Review of issue 14: a run's span (what it covers as an overlap) is its row's own
+   * {@code started_at} and {@code finished_at}, the times other nodes read, as the claim and the
+   * finish return them (before, this node's estimate of the clock, taken after each commit).
+   */
+  @Test
+  void aRunsSpan_isItsRowsStartedAtAndFinishedAt() throws Exception {
+    DataSource ds = TestDatabase.get().dataSource();
+    PgLockSchema.migrate(ds, PgLockSchema.DEFAULT_SCHEMA);
+    String ns = "exec-" + UUID.randomUUID().toString().substring(0, 8);
+    PgLocks locks = PgLocks.builder(ds).namespace(ns).nodeName("x").build();
+    SchedulerConnection db = new SchedulerConnection(ds, 10_000);
+    RunTable table = new RunTable("pglock");
+    DbClock clock = new DbClock();
+    ExecutorService runs = Executors.newCachedThreadPool();
+    ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor();
+    ConcurrentLinkedQueue<RunEnded> ended = new ConcurrentLinkedQueue<>();
+    try {
+      clock.measure(() -> db.with(table::now));
+      SlotExecutor executor = new SlotExecutor(db, table, clock, ns, "x", Duration.ofMillis(100), runs, watchdog,
+          Clock.systemUTC(), ended, ConcurrentHashMap.newKeySet(), new SlotExecutor.Loop() {
+            @Override
+            public void measureOffset() throws SQLException {
+              try {
+                clock.measure(() -> db.with(table::now));
+              } catch (Exception e) {
+                throw new SQLException(e);
+              }
+            }
+
+            @Override
+            public boolean closing() {
+              return false;
+            }
+
+            @Override
+            public void wake() {}
+          });
+      Task task = Task.builder("t", Schedule.fixedRate(Duration.ofSeconds(1))).build(ctx -> { });
+      db.with(c -> {
+        table.register(c, ns, "t", task.schedule().describe(), "x");
+        return null;
+      });
+      TaskState ts = new TaskState(task, locks.lock("task:t").withFencing());
+      Instant start = db.with(table::now);
+      ts.resolvedUpTo = start;
+      ts.decidedUpTo = start;
+      Await.until("a run started", Duration.ofSeconds(60), () -> {
+        try {
+          executor.process(ts);
+        } catch (SQLException e) {
+          throw new IllegalStateException(e);
+        }
+        return !ts.spans.isEmpty();
+      });
+      Instant slot = ts.resolvedUpTo;
+      Await.until("the run ended", Duration.ofSeconds(60), () -> !ended.isEmpty());
+      executor.applyEnded();
+      TaskRun row = TaskAdmin.of(ds, "pglock", ns).runs("t", 10).stream().filter(r -> r.slot().equals(slot))
+          .findFirst().orElseThrow();
+      assertThat(ts.spans).containsExactly(new SlotPlanner.RunSpan(row.startedAt().orElseThrow(),
+          row.finishedAt().orElseThrow()));
+    } finally {
+      runs.shutdown();
+      runs.awaitTermination(30, TimeUnit.SECONDS);
+      watchdog.shutdownNow();
+      db.close();
+      locks.close();
+      try (Connection c = TestDatabase.get().connect();
+          PreparedStatement a = c.prepareStatement("DELETE FROM pglock.task_run WHERE namespace = ?");
+          PreparedStatement b = c.prepareStatement("DELETE FROM pglock.scheduled_task WHERE namespace = ?")) {
+        a.setString(1, ns);
+        a.execute();
+        b.setString(1, ns);
+        b.execute();
+      }
+    }
+  }
 }

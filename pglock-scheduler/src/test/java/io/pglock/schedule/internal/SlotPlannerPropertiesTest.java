@@ -140,4 +140,66 @@ class SlotPlannerPropertiesTest {
       assertThat(uncoveredOnTime).as("no burst of old slots with the default lateness").isLessThanOrEqualTo(1);
     }
   }
+
+  /** Slots that waited behind another node's run, decided again once the lock is free. */
+  record Wait(long periodSeconds, Policy policy, long otherStartMillis, long otherLengthMillis, boolean endRecorded,
+      long freedMillis, long ownStartMillis, long ownLengthMillis) {}
+
+  @Provide
+  Arbitrary<Wait> waits() {
+    Arbitrary<Policy> policy = Combinators.combine(Arbitraries.of(MissedSlots.class),
+        Arbitraries.longs().between(0, 30).map(s -> s == 0 ? Optional.<Duration>empty()
+            : Optional.of(Duration.ofSeconds(s))),
+        Arbitraries.integers().between(1, 5), Arbitraries.of(Overlap.class)).as(Policy::new);
+    return Combinators.combine(Arbitraries.of(1L, 2L, 3L, 10L, 60L), policy,
+        Arbitraries.longs().between(-60_000, 60_000), Arbitraries.longs().between(0, 120_000),
+        Arbitraries.of(true, false), Arbitraries.longs().between(0, 180_000),
+        Arbitraries.longs().between(-60_000, 60_000), Arbitraries.longs().between(-1, 30_000))
+        .as((period, p, os, ol, rec, freed, ms, ml) -> new Wait(period, p, os, ol, rec, freed, ms, ml));
+  }
+
+  /**
+   * Review of issue 14 (a stalled runner): once the lock is free, the slots that waited are decided
+   * as every pass decides slots (overlaps, missed, on time), where another node's run counts as
+   * covering only with the end its runner recorded; a run whose end nobody recorded never makes a
+   * slot an overlap, and no slot found later than its lateness runs as scheduled unless a run covered
+   * it under {@link Overlap#QUEUE}.
+   */
+  @Property(tries = 3000)
+  void afterAWait_theSlotsGoBackThroughThePolicies(@ForAll("waits") Wait w) {
+    Schedule schedule = Schedule.fixedRate(Duration.ofSeconds(w.periodSeconds()));
+    Policy p = w.policy();
+    Instant otherStart = T0.plusMillis(w.otherStartMillis());
+    Instant otherEnd = otherStart.plusMillis(w.otherLengthMillis());
+    Instant now = T0.plusMillis(Math.max(w.freedMillis(), w.otherStartMillis() + w.otherLengthMillis()));
+    SlotPlanner.OtherRun other = new SlotPlanner.OtherRun(otherStart,
+        w.endRecorded() ? Optional.of(otherEnd) : Optional.empty());
+    List<RunSpan> own = w.ownLengthMillis() < 0 ? List.of()
+        : List.of(new RunSpan(T0.plusMillis(w.ownStartMillis()), T0.plusMillis(w.ownStartMillis() + w.ownLengthMillis())));
+    Instant after = T0;
+    List<RunSpan> counted = new ArrayList<>(own);
+    counted.addAll(SlotPlanner.covering(List.of(other)));
+    List<Decision> all = new ArrayList<>();
+    List<Decision> pass;
+    boolean first = true;
+    while (!(pass = first ? SlotPlanner.afterWait(schedule, p, after, now, own, List.of(other))
+        : SlotPlanner.plan(schedule, p, after, now, counted)).isEmpty()) {
+      first = false;
+      checkPass(schedule, p, after, now, counted, pass);
+      after = pass.get(pass.size() - 1).slot();
+      all.addAll(pass);
+    }
+    for (Decision d : all) {
+      boolean coveredByOwn = own.stream().anyMatch(s -> s.covers(d.slot()));
+      if (!w.endRecorded() && !coveredByOwn) {
+        assertThat(d.action()).as("a run without a recorded end covers nothing").isNotEqualTo(Action.SKIP_OVERLAP);
+      }
+      boolean late = !d.slot().plus(SlotPlanner.lateness(schedule, p, d.slot())).isAfter(now);
+      boolean covered = counted.stream().anyMatch(s -> s.covers(d.slot()));
+      if (late && d.action() == Action.RUN) {
+        assertThat(covered && p.overlap() == Overlap.QUEUE).as("a late slot runs as scheduled only as a queued overlap")
+            .isTrue();
+      }
+    }
+  }
 }

@@ -80,4 +80,48 @@ class SlotPlannerTest {
     assertThat(second.get(498)).isEqualTo(new Decision(at(1499), Action.CATCH_UP));
     assertThat(second.get(499)).isEqualTo(new Decision(at(1500), Action.RUN));
   }
+
+  /**
+   * Review of issue 14, a stalled runner: another node's run of slot 0 keeps the lock until 5.6 s
+   * and records no end. The slots that waited behind it are decided again with the lock free: the
+   * ones older than their lateness are missed (SKIP), the newest, on time, runs; none is run late.
+   */
+  @Test
+  void afterWait_behindARunWithoutARecordedEnd_lateSlotsAreMissed_theOnTimeOneRuns() {
+    Policy p = new Policy(MissedSlots.SKIP, Optional.empty(), 10, Overlap.SKIP);
+    List<Decision> ds = SlotPlanner.afterWait(EVERY_SECOND, p, T0, at(5.6), List.of(),
+        List.of(new SlotPlanner.OtherRun(T0, Optional.empty())));
+    assertThat(actions(ds)).containsExactly(Action.SKIP_MISSED, Action.SKIP_MISSED, Action.SKIP_MISSED,
+        Action.SKIP_MISSED, Action.RUN);
+    // RUN_ONCE: one catch-up, the newest missed slot
+    Policy once = new Policy(MissedSlots.RUN_ONCE, Optional.empty(), 10, Overlap.SKIP);
+    assertThat(actions(SlotPlanner.afterWait(EVERY_SECOND, once, T0, at(5.6), List.of(),
+        List.of(new SlotPlanner.OtherRun(T0, Optional.empty()))))).containsExactly(Action.SKIP_MISSED,
+            Action.SKIP_MISSED, Action.SKIP_MISSED, Action.CATCH_UP, Action.RUN);
+  }
+
+  /** A run whose runner recorded its end covers the slots that came during it: overlaps under SKIP, runs under QUEUE. */
+  @Test
+  void afterWait_behindARunWithARecordedEnd_itsSlotsAreOverlaps() {
+    SlotPlanner.OtherRun recorded = new SlotPlanner.OtherRun(at(0.01), Optional.of(at(3.5)));
+    Policy skip = new Policy(MissedSlots.SKIP, Optional.of(Duration.ofSeconds(1)), 10, Overlap.SKIP);
+    assertThat(actions(SlotPlanner.afterWait(EVERY_SECOND, skip, T0, at(4.6), List.of(), List.of(recorded))))
+        .containsExactly(Action.SKIP_OVERLAP, Action.SKIP_OVERLAP, Action.SKIP_OVERLAP, Action.RUN);
+    Policy queue = new Policy(MissedSlots.SKIP, Optional.of(Duration.ofSeconds(1)), 10, Overlap.QUEUE);
+    assertThat(actions(SlotPlanner.afterWait(EVERY_SECOND, queue, T0, at(4.6), List.of(), List.of(recorded))))
+        .containsExactly(Action.RUN, Action.RUN, Action.RUN, Action.RUN);
+  }
+
+  /**
+   * The naive fix's trap: the lock was held by a node only claiming, and the running row started
+   * before the slot is a dead runner's, not swept yet. Its end was never recorded, so it covers
+   * nothing: the slot, still on time once the lock is free, runs (it is not skipped as an overlap).
+   */
+  @Test
+  void afterWait_behindADeadRunnersRowAndAClaimer_theSlotRuns() {
+    Policy p = new Policy(MissedSlots.SKIP, Optional.of(Duration.ofSeconds(1)), 10, Overlap.SKIP);
+    List<Decision> ds = SlotPlanner.afterWait(EVERY_SECOND, p, T0, at(1.05), List.of(),
+        List.of(new SlotPlanner.OtherRun(at(-30), Optional.empty())));
+    assertThat(ds).containsExactly(new Decision(at(1), Action.RUN));
+  }
 }
