@@ -41,22 +41,12 @@ class SchedulerPoliciesTest {
 
   @BeforeAll
   static void schema() {
-    PgLockSchema.migrate(TestDatabase.get().dataSource(), PgLockSchema.DEFAULT_SCHEMA);
+    SchedulerFixture.schema();
   }
 
   @AfterEach
   void closeAll() throws Exception {
-    for (int i = open.size() - 1; i >= 0; i--) {
-      open.get(i).close();
-    }
-    try (Connection c = TestDatabase.get().connect();
-        PreparedStatement a = c.prepareStatement("DELETE FROM pglock.task_run WHERE namespace = ?");
-        PreparedStatement b = c.prepareStatement("DELETE FROM pglock.scheduled_task WHERE namespace = ?")) {
-      a.setString(1, namespace);
-      a.execute();
-      b.setString(1, namespace);
-      b.execute();
-    }
+    SchedulerFixture.closeAndDelete(open, namespace);
   }
 
   private Scheduler node(String name) {
