@@ -481,7 +481,7 @@ final class DefaultJobWorker implements JobWorker {
     if (job.notGivenUp() && !job.isOwned()) {
       // claimed ahead, and its lock's or lease's deadline passed while it waited here (a pause of the
       // whole process, before the watch thread ran): another worker may run it now, so it never starts
-      job.lose();
+      givenUpPastDeadline(job);
     }
     if (!job.notGivenUp() || closing) {
       // claimed ahead and not started: lost meanwhile (dropped), or the worker is closing (given back
@@ -510,7 +510,7 @@ final class DefaultJobWorker implements JobWorker {
     long avg = handlerNanos;
     handlerNanos = avg < 0 ? took : avg + (took - avg) / 8; // a rough moving average is all it needs
     if (job.notGivenUp() && !job.isOwned()) {
-      job.lose(); // finished past the deadline, before the watch thread noticed: as if it had
+      givenUpPastDeadline(job); // finished past the deadline, before the watch thread noticed: as if it had
     }
     if (!job.notGivenUp()) {
       // another worker may run it now (or will, at the shutdown deadline): this outcome is stale
@@ -521,6 +521,17 @@ final class DefaultJobWorker implements JobWorker {
     }
     outcomes.add(outcome);
     running.remove(job.id(), job);
+    wake();
+  }
+
+  /**
+   * A job given up on a handler thread because its deadline passed: as when the watch gives it up,
+   * the session is ended (its lease may have been renewed since by a late answer, keeping the lock of
+   * a job nobody runs any more), so that the job is found free and runs again.
+   */
+  private void givenUpPastDeadline(RunningJob job) {
+    job.lose();
+    sessionSuspect = true;
     wake();
   }
 
