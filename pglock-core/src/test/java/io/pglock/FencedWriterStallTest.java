@@ -156,18 +156,8 @@ class FencedWriterStallTest extends PgLocksTestSupport {
   @Test
   void cutOffWriter_betweenCheckAndCommit_holdsTheSuccessorBack_onlyUntilIdleInTransactionTimeout() throws Exception {
     long[] t = twoTokens();
-    String url = db().jdbcUrl();
-    java.net.URI uri = java.net.URI.create(url.substring("jdbc:".length()));
-    TcpProxy proxy = track(new TcpProxy(uri.getHost(), uri.getPort() == -1 ? 5432 : uri.getPort()));
-    PGSimpleDataSource ds = new PGSimpleDataSource();
-    ds.setURL(proxy.jdbcUrl(uri.getPath().substring(1)) + (uri.getQuery() != null ? "?" + uri.getQuery() : ""));
-    if (db().user() != null) {
-      ds.setUser(db().user());
-    }
-    if (db().password() != null) {
-      ds.setPassword(db().password());
-    }
-    ds.setApplicationName("pglock-test-stalled-writer");
+    TcpProxy proxy = proxyToDb();
+    PGSimpleDataSource ds = through(proxy, "pglock-test-stalled-writer");
     ds.setOptions("-c idle_in_transaction_session_timeout=" + IDLE_IN_TX.toMillis());
     Connection writer = track(ds.getConnection());
     writer.setAutoCommit(false);

@@ -251,18 +251,8 @@ class LossNotificationLatencyTest extends PgLocksTestSupport {
    */
   @Test
   void ownership_tellsTheOwner_ofALeaseThatRanOut_within50ms_ofTheDeadline_atA1sLease() throws Exception {
-    String url = db().jdbcUrl();
-    java.net.URI uri = java.net.URI.create(url.substring("jdbc:".length()));
-    TcpProxy proxy = track(new TcpProxy(uri.getHost(), uri.getPort() == -1 ? 5432 : uri.getPort()));
-    PGSimpleDataSource ds = new PGSimpleDataSource();
-    ds.setURL(proxy.jdbcUrl(uri.getPath().substring(1)) + (uri.getQuery() != null ? "?" + uri.getQuery() : ""));
-    if (db().user() != null) {
-      ds.setUser(db().user());
-    }
-    if (db().password() != null) {
-      ds.setPassword(db().password());
-    }
-    ds.setApplicationName("pglock-test-proxied");
+    TcpProxy proxy = proxyToDb();
+    PGSimpleDataSource ds = through(proxy, "pglock-test-proxied");
     PgLocks locks = track(PgLocks.builder(OwnedBackends.recording(ds)).namespace("test").nodeName("exp-" + suffix)
         .lease(Duration.ofSeconds(1)).connectTimeout(Duration.ofSeconds(30)).build());
     String group = "late-" + suffix;

@@ -13,7 +13,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * Faults between pglock and PostgreSQL, made with a {@link TcpProxy} the test controls: a silent
@@ -26,24 +25,11 @@ class NetworkFaultTest extends PgLocksTestSupport {
   private static final long SLACK_MS = 1_500;
 
   private TcpProxy proxy() throws Exception {
-    String url = db().jdbcUrl();
-    java.net.URI uri = java.net.URI.create(url.substring("jdbc:".length()));
-    return track(new TcpProxy(uri.getHost(), uri.getPort() == -1 ? 5432 : uri.getPort()));
+    return proxyToDb();
   }
 
   private static DataSource through(TcpProxy proxy) {
-    String url = db().jdbcUrl();
-    java.net.URI uri = java.net.URI.create(url.substring("jdbc:".length()));
-    PGSimpleDataSource ds = new PGSimpleDataSource();
-    ds.setURL(proxy.jdbcUrl(uri.getPath().substring(1)) + (uri.getQuery() != null ? "?" + uri.getQuery() : ""));
-    if (db().user() != null) {
-      ds.setUser(db().user());
-    }
-    if (db().password() != null) {
-      ds.setPassword(db().password());
-    }
-    ds.setApplicationName("pglock-test-proxied");
-    return io.pglock.testing.OwnedBackends.recording(ds);
+    return io.pglock.testing.OwnedBackends.recording(through(proxy, "pglock-test-proxied"));
   }
 
   private PgLocksBuilder proxied(TcpProxy proxy) {

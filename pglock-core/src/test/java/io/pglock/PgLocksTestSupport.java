@@ -42,6 +42,27 @@ abstract class PgLocksTestSupport {
     return pool.submit(task);
   }
 
+  /** A {@link io.pglock.fault.TcpProxy} to the test database, closed after the test. */
+  io.pglock.fault.TcpProxy proxyToDb() throws java.io.IOException {
+    java.net.URI uri = java.net.URI.create(db().jdbcUrl().substring("jdbc:".length()));
+    return track(new io.pglock.fault.TcpProxy(uri.getHost(), uri.getPort() == -1 ? 5432 : uri.getPort()));
+  }
+
+  /** A plain DataSource to the test database through the proxy, its backends named {@code applicationName}. */
+  static org.postgresql.ds.PGSimpleDataSource through(io.pglock.fault.TcpProxy proxy, String applicationName) {
+    java.net.URI uri = java.net.URI.create(db().jdbcUrl().substring("jdbc:".length()));
+    org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+    ds.setURL(proxy.jdbcUrl(uri.getPath().substring(1)) + (uri.getQuery() != null ? "?" + uri.getQuery() : ""));
+    if (db().user() != null) {
+      ds.setUser(db().user());
+    }
+    if (db().password() != null) {
+      ds.setPassword(db().password());
+    }
+    ds.setApplicationName(applicationName);
+    return ds;
+  }
+
   Connection connect() throws SQLException {
     return track(db().connect());
   }

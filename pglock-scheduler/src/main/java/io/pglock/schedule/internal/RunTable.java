@@ -162,42 +162,40 @@ public final class RunTable {
 
   /** The slot's row's {@code started_at}, if the row exists and has one. */
   public Optional<Instant> startedAt(Connection c, String namespace, String task, Instant slot) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT started_at FROM " + schema + ".task_run"
-        + " WHERE namespace = ? AND task = ? AND slot = ?")) {
-      ps.setString(1, namespace);
-      ps.setString(2, task);
-      ps.setObject(3, at(slot));
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? instant(rs.getTimestamp(1)) : Optional.empty();
-      }
-    }
+    return slotColumn(c, "started_at", namespace, task, slot, rs -> instant(rs.getTimestamp(1)))
+        .flatMap(started -> started);
   }
 
   /** The state of the slot's row, if there is one. */
   public Optional<RunState> slotState(Connection c, String namespace, String task, Instant slot) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT state FROM " + schema + ".task_run"
-        + " WHERE namespace = ? AND task = ? AND slot = ?")) {
-      ps.setString(1, namespace);
-      ps.setString(2, task);
-      ps.setObject(3, at(slot));
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(state(rs.getString(1))) : Optional.empty();
-      }
-    }
+    return slotColumn(c, "state", namespace, task, slot, rs -> state(rs.getString(1)));
   }
 
   /** The fencing token in the slot's row, if the row exists (0 for a skipped slot). */
   public Optional<Long> slotToken(Connection c, String namespace, String task, Instant slot) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT coalesce(fencing_token, 0) FROM " + schema + ".task_run"
+    return slotColumn(c, "coalesce(fencing_token, 0)", namespace, task, slot, rs -> rs.getLong(1));
+  }
+
+  /** Reads one column (a fixed expression, never user input) of the slot's row, if the row exists. */
+  private <T> Optional<T> slotColumn(Connection c, String column, String namespace, String task, Instant slot,
+      Column<T> read) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT " + column + " FROM " + schema + ".task_run"
         + " WHERE namespace = ? AND task = ? AND slot = ?")) {
       ps.setString(1, namespace);
       ps.setString(2, task);
       ps.setObject(3, at(slot));
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
+        return rs.next() ? Optional.of(read.from(rs)) : Optional.empty();
       }
     }
   }
+
+  /** Reads a value from the current row. */
+  @FunctionalInterface
+  private interface Column<T> {
+    T from(ResultSet rs) throws SQLException;
+  }
+
 
   /** What the task's running rows say to a node that finds the task's lock taken when it comes to a slot. */
   public enum Going {
