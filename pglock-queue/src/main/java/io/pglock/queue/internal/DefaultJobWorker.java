@@ -36,8 +36,19 @@ final class DefaultJobWorker implements JobWorker {
   private static final int MAX_DUES = 1000;
   /** Handlers quicker than this on average let the worker claim ahead ({@link #capacity()}). */
   private static final long QUICK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-  /** Jobs held per handler thread while handlers are quick: db-scheduler's lock-and-fetch holds as many. */
-  private static final int CLAIM_AHEAD = 4;
+  /**
+   * Jobs held per handler thread while handlers are quick, at least (db-scheduler's lock-and-fetch
+   * holds as many) and at most: between the two, as many as {@link #AHEAD_BUDGET_NANOS} of their work.
+   */
+  private static final int CLAIM_AHEAD_MIN = 4;
+  private static final int CLAIM_AHEAD_MAX = 16;
+  /**
+   * The work a handler thread may have waiting for it, by the handlers' average: a job claimed ahead
+   * waits at most about this long here, while each round trip carries more claims and outcomes. A
+   * round trip's cost is mostly fixed (since claims and outcomes commit durably, it includes a WAL
+   * flush), so the more jobs it carries the less each pays.
+   */
+  private static final long AHEAD_BUDGET_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
   /** How often the watch checks ownership: well inside the margin the lease leaves (a tenth of it, 100 ms at least). */
   private static final long WATCH_MILLIS = 50;
 
@@ -366,7 +377,8 @@ final class DefaultJobWorker implements JobWorker {
 
   /**
    * How many jobs the worker may hold: its handler threads, and while its handlers are quick (a moving
-   * average under {@link #QUICK_NANOS}) up to {@link #CLAIM_AHEAD} times that, the rest claimed ahead:
+   * average under {@link #QUICK_NANOS}) {@link #CLAIM_AHEAD_MIN} to {@link #CLAIM_AHEAD_MAX} times that
+   * (about {@link #AHEAD_BUDGET_NANOS} of their work), the rest claimed ahead:
    * each round trip then carries more outcomes and claims, which is what keeps short jobs flowing (a
    * job waits here a few quick jobs' time at most). Slow jobs are never
    * claimed ahead (one would wait here while another worker idles), nor jobs under per-key limits
@@ -375,7 +387,11 @@ final class DefaultJobWorker implements JobWorker {
   private int capacity() {
     long avg = handlerNanos;
     boolean quick = avg >= 0 && avg < QUICK_NANOS;
-    return quick && config.concurrencyPerKey() == 0 ? config.concurrency() * CLAIM_AHEAD : config.concurrency();
+    if (!quick || config.concurrencyPerKey() != 0) {
+      return config.concurrency();
+    }
+    long ahead = Math.max(CLAIM_AHEAD_MIN, Math.min(CLAIM_AHEAD_MAX, AHEAD_BUDGET_NANOS / Math.max(avg, 1)));
+    return config.concurrency() * (int) ahead;
   }
 
   /** The slot locks held by the running jobs (and by outcomes not written yet): a claim must skip them. */
