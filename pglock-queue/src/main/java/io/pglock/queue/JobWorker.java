@@ -12,7 +12,7 @@ public interface JobWorker extends AutoCloseable {
 
   /**
    * {@return how many jobs it holds now: running in its handlers, or claimed ahead and waiting for a
-   * handler thread (a worker whose jobs are quick holds up to four times its concurrency)}
+   * handler thread (a worker whose jobs are quick holds 4 to 16 times its concurrency)}
    */
   int running();
 

@@ -51,8 +51,9 @@ public final class JobWorkerBuilder {
 
   /**
    * How many jobs run at once on this worker: its handler threads (default 10, 1 to 1,000). While
-   * its handlers take under 5 ms on average, the worker also claims ahead, holding up to four times
-   * this many (the rest waiting for a thread), so that quick jobs are not held up by round trips.
+   * its handlers take under 5 ms on average, the worker also claims ahead, holding 4 to 16 times
+   * this many (about 20 ms of their work per thread; the rest waiting for a thread), so that quick
+   * jobs are not held up by round trips.
    *
    * @param concurrency the number of handler threads
    * @return this builder
