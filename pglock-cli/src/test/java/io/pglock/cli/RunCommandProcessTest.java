@@ -56,7 +56,9 @@ class RunCommandProcessTest {
       p.close();
     }
     for (long pid : orphans) {
-      ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+      // only the test's own shell: the pid may have been reused if the command ended long ago
+      ProcessHandle.of(pid).filter(h -> h.info().command().map(c -> c.endsWith("sh")).orElse(false))
+          .ifPresent(ProcessHandle::destroyForcibly);
     }
     try (Connection c = sql; PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_unlock_all()")) {
       ps.execute(); // a failed test may have left the test's own lock
@@ -134,7 +136,7 @@ class RunCommandProcessTest {
     Path termed = dir.resolve("termed");
     PglockProcess run = run("--", "sh", "-c", "trap 'echo TERM > " + termed + "; exit 0' TERM; echo $$ > " + pidFile
         + "; while :; do sleep 0.05; done");
-    run.awaitFile(pidFile, START);
+    orphans.add(Long.parseLong(run.awaitFile(pidFile, START).trim())); // killed after the test if it outlives pglock
 
     assertThat(terminateLockBackendOf(run)).as("pg_terminate_backend of pglock's lock session").isTrue();
 
@@ -198,7 +200,7 @@ class RunCommandProcessTest {
     Path got = dir.resolve("got");
     PglockProcess run = run("--", "sh", "-c", "trap 'echo " + signal + " > " + got + "; exit 9' " + signal
         + "; echo $$ > " + pidFile + "; while :; do sleep 0.05; done");
-    run.awaitFile(pidFile, START);
+    orphans.add(Long.parseLong(run.awaitFile(pidFile, START).trim())); // killed after the test if it outlives pglock
 
     run.signal(signal);
 
