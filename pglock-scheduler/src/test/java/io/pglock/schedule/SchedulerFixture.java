@@ -7,11 +7,11 @@ import java.sql.PreparedStatement;
 import java.util.List;
 
 /** What the scheduler tests share: the schema, and the clean-up of a test's nodes and rows. */
-final class SchedulerFixture {
+public final class SchedulerFixture {
   private SchedulerFixture() {}
 
   /** Migrates the test database's schema (idempotent). */
-  static void schema() {
+  public static void schema() {
     PgLockSchema.migrate(TestDatabase.get().dataSource(), PgLockSchema.DEFAULT_SCHEMA);
   }
 
@@ -24,6 +24,11 @@ final class SchedulerFixture {
       open.get(i).close();
     }
     open.clear();
+    deleteRows(namespace);
+  }
+
+  /** Deletes the namespace's tasks and runs, so that tests never meet. */
+  public static void deleteRows(String namespace) throws java.sql.SQLException {
     try (Connection c = TestDatabase.get().connect();
         PreparedStatement a = c.prepareStatement("DELETE FROM pglock.task_run WHERE namespace = ?");
         PreparedStatement b = c.prepareStatement("DELETE FROM pglock.scheduled_task WHERE namespace = ?")) {

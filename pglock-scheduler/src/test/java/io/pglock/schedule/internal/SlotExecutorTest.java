@@ -10,8 +10,6 @@ import io.pglock.schedule.TaskAdmin;
 import io.pglock.schedule.TaskRun;
 import io.pglock.testing.Await;
 import io.pglock.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -110,14 +108,7 @@ class SlotExecutorTest {
       watchdog.shutdownNow();
       db.close();
       locks.close();
-      try (Connection c = TestDatabase.get().connect();
-          PreparedStatement a = c.prepareStatement("DELETE FROM pglock.task_run WHERE namespace = ?");
-          PreparedStatement b = c.prepareStatement("DELETE FROM pglock.scheduled_task WHERE namespace = ?")) {
-        a.setString(1, ns);
-        a.execute();
-        b.setString(1, ns);
-        b.execute();
-      }
+      io.pglock.schedule.SchedulerFixture.deleteRows(ns);
     }
   }
 
@@ -189,14 +180,7 @@ class SlotExecutorTest {
       watchdog.shutdownNow();
       db.close();
       locks.close();
-      try (Connection c = TestDatabase.get().connect();
-          PreparedStatement a = c.prepareStatement("DELETE FROM pglock.task_run WHERE namespace = ?");
-          PreparedStatement b = c.prepareStatement("DELETE FROM pglock.scheduled_task WHERE namespace = ?")) {
-        a.setString(1, ns);
-        a.execute();
-        b.setString(1, ns);
-        b.execute();
-      }
+      io.pglock.schedule.SchedulerFixture.deleteRows(ns);
     }
   }
 }
