@@ -27,8 +27,8 @@ import javax.sql.DataSource;
  * own: {@code UPDATE T SET owner, token, writes + 1 WHERE resource = r AND token <= mine}. A write
  * that finds a newer token in the row while this member still owns the resource, checked after
  * the write, means two owners at once: it prints {@code OVERLAP <r> <token>}. A gain whose token
- * is not above the row's prints {@code STALE <r> <token> <row's>}. Ends on {@code EXIT} or when
- * stdin closes, leaving the group cleanly.
+ * is not above the row's while it still owns the resource prints {@code STALE <r> <token> <row's>}.
+ * Ends on {@code EXIT} or when stdin closes, leaving the group cleanly.
  */
 final class OwnerProcess {
   private static final long WRITE_PAUSE_MILLIS = 20;
@@ -43,6 +43,7 @@ final class OwnerProcess {
       resources.add("r" + i);
     }
     DataSource ds = LockHolderProcess.dataSource(opts);
+    java.util.concurrent.atomic.AtomicReference<Ownership> self = new java.util.concurrent.atomic.AtomicReference<>();
     try (Connection gains = ds.getConnection(); Connection writer = ds.getConnection();
         PgLocks locks = PgLocks.builder(ds).namespace(opts.get("namespace")).nodeName(opts.get("node"))
             .lease(lease).build();
@@ -52,7 +53,7 @@ final class OwnerProcess {
               @Override
               public void gained(OwnedResource r) {
                 LockHolderProcess.out("GAINED " + r.resource() + " " + r.fencingToken());
-                checkNewer(gains, table, r);
+                checkNewer(gains, table, r, self.get());
               }
 
               @Override
@@ -60,6 +61,7 @@ final class OwnerProcess {
                 LockHolderProcess.out("LOST " + r.resource() + " " + why + " " + r.fencingToken());
               }
             })) {
+      self.set(ownership);
       LockHolderProcess.out("JOINED");
       Thread writes = new Thread(() -> writeWhileOwned(ownership, writer, table), "writes");
       writes.setDaemon(true);
@@ -75,12 +77,19 @@ final class OwnerProcess {
     return 0;
   }
 
-  /** A new owner's token must be above every earlier owner's, as the row tells. */
-  private static void checkNewer(Connection c, String table, OwnedResource r) {
+  /**
+   * A new owner's token must be above every earlier owner's, as the row tells, while it owns the
+   * resource. A gain told late, after a pause past the lease in which a newer owner took over and
+   * wrote, is no longer owned when checked (the ownership's answer turns false at the lease
+   * deadline), as for OVERLAP; during the join (no ownership yet to ask) every newer row counts.
+   */
+  private static void checkNewer(Connection c, String table, OwnedResource r, Ownership ownership) {
     try (PreparedStatement ps = c.prepareStatement("SELECT token FROM " + table + " WHERE resource = ?")) {
       ps.setString(1, r.resource());
       try (ResultSet rs = ps.executeQuery()) {
-        if (rs.next() && rs.getLong(1) > r.fencingToken()) { // equal: our own writer was first
+        if (rs.next() && rs.getLong(1) > r.fencingToken() // equal: our own writer was first
+            && (ownership == null || ownership.ownership(r.resource())
+                .filter(o -> o.fencingToken() == r.fencingToken()).isPresent())) {
           LockHolderProcess.out("STALE " + r.resource() + " " + r.fencingToken() + " " + rs.getLong(1));
         }
       }
