@@ -215,7 +215,6 @@ class RunCommandProcessTest {
   private static boolean ignoredHere(String signal) throws IOException {
     int number = switch (signal) {
       case "HUP" -> 1;
-      case "INT" -> 2;
       case "TERM" -> 15;
       default -> throw new IllegalArgumentException(signal);
     };
