@@ -1,0 +1,403 @@
+package io.pglock.spring.boot;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * pglock's settings under {@code pglock.*}. Every value left unset takes the library's default, so
+ * that this class never disagrees with the builders' documentation: a {@code null} here means
+ * "the builder's default".
+ */
+@ConfigurationProperties(prefix = "pglock")
+public class PgLockProperties {
+  /** Whether pglock's beans are created at all. */
+  private boolean enabled = true;
+  /** The namespace lock names live in, usually the service's name. Default: spring.application.name, else "default". */
+  private String namespace;
+  /** This node's name, shown in pg_stat_activity, the locks view and the CLI. Default: host-pid. */
+  private String nodeName;
+  /** The lease: how long a node that stops answering keeps its locks (1 s to 1 h; default 30 s). */
+  private Duration lease;
+  /** How long to wait for a connection from the DataSource (100 ms to 5 min; default 10 s). */
+  private Duration connectTimeout;
+  /** Lock sessions: connections held open for session locks (default 1). */
+  private Integer lockSessions;
+  /** Wait sessions: connections a blocked acquire may wait on (default 2). */
+  private Integer waitSessions;
+  /** The most locks held at once by this node (default: a quarter of the server's lock table, at most 2,000). */
+  private Integer maxHeldLocks;
+  /** Fencing tokens on named locks (needs the schema). */
+  private boolean fencing;
+  /** Record every hold in the lock history (needs the schema). */
+  private boolean history;
+  private final Schema schema = new Schema();
+  private final Scheduler scheduler = new Scheduler();
+  private final Queue queue = new Queue();
+
+  /** {@return whether pglock's beans are created} */
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  /** @param enabled whether pglock's beans are created */
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  /** {@return the namespace, or null for the default} */
+  public String getNamespace() {
+    return namespace;
+  }
+
+  /** @param namespace the namespace lock names live in */
+  public void setNamespace(String namespace) {
+    this.namespace = namespace;
+  }
+
+  /** {@return the node name, or null for the default} */
+  public String getNodeName() {
+    return nodeName;
+  }
+
+  /** @param nodeName this node's name */
+  public void setNodeName(String nodeName) {
+    this.nodeName = nodeName;
+  }
+
+  /** {@return the lease, or null for the default} */
+  public Duration getLease() {
+    return lease;
+  }
+
+  /** @param lease the lease */
+  public void setLease(Duration lease) {
+    this.lease = lease;
+  }
+
+  /** {@return the connect timeout, or null for the default} */
+  public Duration getConnectTimeout() {
+    return connectTimeout;
+  }
+
+  /** @param connectTimeout the connect timeout */
+  public void setConnectTimeout(Duration connectTimeout) {
+    this.connectTimeout = connectTimeout;
+  }
+
+  /** {@return the number of lock sessions, or null for the default} */
+  public Integer getLockSessions() {
+    return lockSessions;
+  }
+
+  /** @param lockSessions the number of lock sessions */
+  public void setLockSessions(Integer lockSessions) {
+    this.lockSessions = lockSessions;
+  }
+
+  /** {@return the number of wait sessions, or null for the default} */
+  public Integer getWaitSessions() {
+    return waitSessions;
+  }
+
+  /** @param waitSessions the number of wait sessions */
+  public void setWaitSessions(Integer waitSessions) {
+    this.waitSessions = waitSessions;
+  }
+
+  /** {@return the cap on held locks, or null for the default} */
+  public Integer getMaxHeldLocks() {
+    return maxHeldLocks;
+  }
+
+  /** @param maxHeldLocks the cap on held locks */
+  public void setMaxHeldLocks(Integer maxHeldLocks) {
+    this.maxHeldLocks = maxHeldLocks;
+  }
+
+  /** {@return whether named locks carry fencing tokens} */
+  public boolean isFencing() {
+    return fencing;
+  }
+
+  /** @param fencing whether named locks carry fencing tokens */
+  public void setFencing(boolean fencing) {
+    this.fencing = fencing;
+  }
+
+  /** {@return whether holds are recorded in the lock history} */
+  public boolean isHistory() {
+    return history;
+  }
+
+  /** @param history whether holds are recorded in the lock history */
+  public void setHistory(boolean history) {
+    this.history = history;
+  }
+
+  /** {@return the schema settings} */
+  public Schema getSchema() {
+    return schema;
+  }
+
+  /** {@return the scheduler's settings} */
+  public Scheduler getScheduler() {
+    return scheduler;
+  }
+
+  /** {@return the queue's settings} */
+  public Queue getQueue() {
+    return queue;
+  }
+
+  /** The schema pglock's tables live in, and how it is migrated. */
+  public static class Schema {
+    /** The schema's name: a lower-case SQL identifier. */
+    private String name = "pglock";
+    /**
+     * Apply pglock's migrations at start, under an advisory lock (every node may; each migration
+     * runs once). Off: an administrator applies them (pglock migrate, or the files under
+     * io/pglock/schema/ with Flyway or Liquibase).
+     */
+    private boolean migrate = true;
+
+    /** {@return the schema's name} */
+    public String getName() {
+      return name;
+    }
+
+    /** @param name the schema's name */
+    public void setName(String name) {
+      this.name = name;
+    }
+
+    /** {@return whether migrations are applied at start} */
+    public boolean isMigrate() {
+      return migrate;
+    }
+
+    /** @param migrate whether migrations are applied at start */
+    public void setMigrate(boolean migrate) {
+      this.migrate = migrate;
+    }
+  }
+
+  /** The singleton task scheduler (module pglock-scheduler). */
+  public static class Scheduler {
+    /** Whether the Scheduler bean is created when pglock-scheduler is on the class path. */
+    private boolean enabled = true;
+    /** How often the scheduler looks for due slots (default 1 s). */
+    private Duration pollInterval;
+    /** How often it sweeps for runs of dead nodes and old history (default 5 s). */
+    private Duration sweepInterval;
+    /** How long finished runs are kept (default 7 days). */
+    private Duration historyRetention;
+    /** How long closing waits for running tasks (default 30 s). */
+    private Duration closeTimeout;
+
+    /** {@return whether the scheduler is created} */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /** @param enabled whether the scheduler is created */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** {@return the poll interval, or null for the default} */
+    public Duration getPollInterval() {
+      return pollInterval;
+    }
+
+    /** @param pollInterval the poll interval */
+    public void setPollInterval(Duration pollInterval) {
+      this.pollInterval = pollInterval;
+    }
+
+    /** {@return the sweep interval, or null for the default} */
+    public Duration getSweepInterval() {
+      return sweepInterval;
+    }
+
+    /** @param sweepInterval the sweep interval */
+    public void setSweepInterval(Duration sweepInterval) {
+      this.sweepInterval = sweepInterval;
+    }
+
+    /** {@return the history retention, or null for the default} */
+    public Duration getHistoryRetention() {
+      return historyRetention;
+    }
+
+    /** @param historyRetention how long finished runs are kept */
+    public void setHistoryRetention(Duration historyRetention) {
+      this.historyRetention = historyRetention;
+    }
+
+    /** {@return the close timeout, or null for the default} */
+    public Duration getCloseTimeout() {
+      return closeTimeout;
+    }
+
+    /** @param closeTimeout how long closing waits for running tasks */
+    public void setCloseTimeout(Duration closeTimeout) {
+      this.closeTimeout = closeTimeout;
+    }
+  }
+
+  /** The job queue (module pglock-queue): the JobQueue bean and the workers of annotated handlers. */
+  public static class Queue {
+    /** Whether the JobQueue bean is created when pglock-queue is on the class path. */
+    private boolean enabled = true;
+    /** Settings of every queue's worker, unless the queue's own entry under {@code queues} says otherwise. */
+    private final Worker worker = new Worker();
+    /** Per-queue worker settings, by queue name; unset values fall back to {@code worker}. */
+    private final Map<String, Worker> queues = new LinkedHashMap<>();
+
+    /** {@return whether the JobQueue bean is created} */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /** @param enabled whether the JobQueue bean is created */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** {@return the settings of every queue's worker} */
+    public Worker getWorker() {
+      return worker;
+    }
+
+    /** {@return the per-queue worker settings} */
+    public Map<String, Worker> getQueues() {
+      return queues;
+    }
+  }
+
+  /** A worker's settings; null values take the builder's default (see JobWorkerBuilder). */
+  public static class Worker {
+    /** Whether a worker runs for the queues that have annotated handlers (off: this node only enqueues). */
+    private Boolean enabled;
+    /** Handler threads (default 10). */
+    private Integer concurrency;
+    /** advisory (default: a dead worker's jobs free at once) or lease (through a transaction pooler). */
+    private String claimMode;
+    /** The claim lease in lease mode (default 30 s). */
+    private Duration lease;
+    /** LISTEN for new jobs (default: on in advisory mode). */
+    private Boolean listen;
+    /** How often an idle worker looks for jobs anyway (default 1 s). */
+    private Duration pollInterval;
+    /** Attempts per job, unless the job or its kind says otherwise (default 25). */
+    private Integer maxAttempts;
+    /** How long a stopping worker waits for running handlers (default 30 s). */
+    private Duration shutdownTimeout;
+    /** How long succeeded jobs are kept (default 1 day). */
+    private Duration retention;
+    /** How long discarded jobs are kept (default 7 days). */
+    private Duration discardedRetention;
+
+    /** {@return whether the worker runs, or null for the default (true)} */
+    public Boolean getEnabled() {
+      return enabled;
+    }
+
+    /** @param enabled whether the worker runs */
+    public void setEnabled(Boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** {@return the concurrency, or null for the default} */
+    public Integer getConcurrency() {
+      return concurrency;
+    }
+
+    /** @param concurrency handler threads */
+    public void setConcurrency(Integer concurrency) {
+      this.concurrency = concurrency;
+    }
+
+    /** {@return the claim mode, or null for the default} */
+    public String getClaimMode() {
+      return claimMode;
+    }
+
+    /** @param claimMode advisory or lease */
+    public void setClaimMode(String claimMode) {
+      this.claimMode = claimMode;
+    }
+
+    /** {@return the lease, or null for the default} */
+    public Duration getLease() {
+      return lease;
+    }
+
+    /** @param lease the claim lease in lease mode */
+    public void setLease(Duration lease) {
+      this.lease = lease;
+    }
+
+    /** {@return whether the worker listens, or null for the default} */
+    public Boolean getListen() {
+      return listen;
+    }
+
+    /** @param listen LISTEN for new jobs */
+    public void setListen(Boolean listen) {
+      this.listen = listen;
+    }
+
+    /** {@return the poll interval, or null for the default} */
+    public Duration getPollInterval() {
+      return pollInterval;
+    }
+
+    /** @param pollInterval how often an idle worker looks for jobs */
+    public void setPollInterval(Duration pollInterval) {
+      this.pollInterval = pollInterval;
+    }
+
+    /** {@return the attempts per job, or null for the default} */
+    public Integer getMaxAttempts() {
+      return maxAttempts;
+    }
+
+    /** @param maxAttempts attempts per job */
+    public void setMaxAttempts(Integer maxAttempts) {
+      this.maxAttempts = maxAttempts;
+    }
+
+    /** {@return the shutdown timeout, or null for the default} */
+    public Duration getShutdownTimeout() {
+      return shutdownTimeout;
+    }
+
+    /** @param shutdownTimeout how long a stopping worker waits for running handlers */
+    public void setShutdownTimeout(Duration shutdownTimeout) {
+      this.shutdownTimeout = shutdownTimeout;
+    }
+
+    /** {@return the retention, or null for the default} */
+    public Duration getRetention() {
+      return retention;
+    }
+
+    /** @param retention how long succeeded jobs are kept */
+    public void setRetention(Duration retention) {
+      this.retention = retention;
+    }
+
+    /** {@return the discarded retention, or null for the default} */
+    public Duration getDiscardedRetention() {
+      return discardedRetention;
+    }
+
+    /** @param discardedRetention how long discarded jobs are kept */
+    public void setDiscardedRetention(Duration discardedRetention) {
+      this.discardedRetention = discardedRetention;
+    }
+  }
+}

@@ -1,0 +1,2 @@
+/** Spring Integration's lock registry on pglock's session locks. */
+package io.pglock.spring.integration;
