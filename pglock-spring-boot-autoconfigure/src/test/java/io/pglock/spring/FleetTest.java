@@ -128,11 +128,18 @@ class FleetTest {
 
   @Test
   @Order(5)
-  void healthIsUpOnTheLeaderAndTheStandby() {
+  void healthIsUpOnTheLeaderAndTheStandby() throws Exception {
     for (ConfigurableApplicationContext c : new ConfigurableApplicationContext[] {a, b}) {
       PgLockHealth.Result health = c.getBean(PgLockHealth.class).check();
       assertThat(health.up()).as("%s", health.details()).isTrue();
       assertThat(health.details()).containsKeys("namespace", "node", "heldLocks", "schemaVersion", "elections");
+      // the Actuator indicator of the Boot the test runs on (3.5 here, 4.0 in pglock-spring-boot4-tests)
+      Object indicator = c.getBean("pglockHealthIndicator");
+      String boot = org.springframework.boot.SpringBootVersion.getVersion();
+      assertThat(indicator.getClass().getSimpleName()).isEqualTo("Boot" + boot.charAt(0) + "PgLockHealthIndicator");
+      Object result = indicator.getClass().getMethod("health").invoke(indicator);
+      Object status = result.getClass().getMethod("getStatus").invoke(result);
+      assertThat(status.getClass().getMethod("getCode").invoke(status)).isEqualTo("UP");
     }
   }
 
