@@ -128,7 +128,7 @@ public final class QueueGauges implements AutoCloseable {
       return;
     }
     if (failing.compareAndSet(true, false)) {
-      log.info("the queue gauges read the job counts again");
+      log.debug("the queue gauges read the job counts again");
     }
     for (QueueCounts q : counts) {
       if (last.put(q.queue(), q) == null && !closed.get()) {
