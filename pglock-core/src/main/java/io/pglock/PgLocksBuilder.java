@@ -53,6 +53,7 @@ public final class PgLocksBuilder {
   private boolean fencing;
   private boolean history;
   private Duration historyRetention;
+  private PgLocksListener listener;
 
   PgLocksBuilder(DataSource dataSource) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -284,6 +285,21 @@ public final class PgLocksBuilder {
   }
 
   /**
+   * The listener that hears acquire attempts, lost locks and changes of leadership, for metrics
+   * (default none: then pglock pays one null check per event). It must be quick and thread-safe; what
+   * it throws is caught and logged. See {@link PgLocksListener}, and {@code pglock-micrometer}'s
+   * {@code PgLocksMetrics} for Micrometer meters.
+   *
+   * @param listener the listener
+   * @return this builder
+   */
+  public PgLocksBuilder listener(PgLocksListener listener) {
+    once(this.listener, "listener");
+    this.listener = Objects.requireNonNull(listener, "listener");
+    return this;
+  }
+
+  /**
    * Checks the database (PostgreSQL 14 or newer, not behind a transaction-mode pooler) by opening
    * the first lock session, and returns the running instance. With {@link #transactionLocksOnly()}
    * it checks on one connection (PostgreSQL 14 or newer, any pooler) and opens no lock session.
@@ -311,7 +327,8 @@ public final class PgLocksBuilder {
         schema != null ? schema : PgLockSchema.DEFAULT_SCHEMA,
         fencing,
         history,
-        historyRetention != null ? historyRetention : Duration.ofDays(30));
+        historyRetention != null ? historyRetention : Duration.ofDays(30),
+        listener);
     return DefaultPgLocks.start(config);
   }
 

@@ -21,11 +21,12 @@ public final class PgLocksConfig {
   private final boolean fencing;
   private final boolean history;
   private final Duration historyRetention;
+  private final PgLocksListener listener;
 
   PgLocksConfig(DataSource dataSource, String namespace, String nodeName, Duration lease, int lockSessions,
       int waitSessions, int maxHeldLocks, int maxLocalHandoffs, Executor callbackExecutor,
       Duration connectTimeout, boolean transactionLocksOnly, String schema, boolean fencing, boolean history,
-      Duration historyRetention) {
+      Duration historyRetention, PgLocksListener listener) {
     this.dataSource = dataSource;
     this.namespace = namespace;
     this.nodeName = nodeName;
@@ -41,6 +42,7 @@ public final class PgLocksConfig {
     this.fencing = fencing;
     this.history = history;
     this.historyRetention = historyRetention;
+    this.listener = listener;
   }
 
   /** {@return where lock sessions come from} */
@@ -146,12 +148,23 @@ public final class PgLocksConfig {
     return historyRetention;
   }
 
+  /**
+   * The listener set with {@link PgLocksBuilder#listener(PgLocksListener)}, as given (not guarded:
+   * code that calls it must catch what it throws, as pglock does).
+   *
+   * @return the listener, or null if none was set
+   */
+  public PgLocksListener listener() {
+    return listener;
+  }
+
   @Override
   public String toString() {
     return "PgLocksConfig[namespace=" + namespace + ", node=" + nodeName + ", lease=" + lease
         + ", lockSessions=" + lockSessions + ", waitSessions=" + waitSessions + ", maxHeldLocks=" + maxHeldLocks
         + ", maxLocalHandoffs=" + maxLocalHandoffs + ", connectTimeout=" + connectTimeout
         + (transactionLocksOnly ? ", transactionLocksOnly" : "") + ", schema=" + schema
-        + (fencing ? ", fencing" : "") + (history ? ", history (" + historyRetention + ")" : "") + "]";
+        + (fencing ? ", fencing" : "") + (history ? ", history (" + historyRetention + ")" : "")
+        + (listener != null ? ", listener=" + listener : "") + "]";
   }
 }

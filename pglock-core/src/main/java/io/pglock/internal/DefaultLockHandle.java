@@ -144,6 +144,10 @@ final class DefaultLockHandle implements LockHandle {
     if (!life.compareAndSet(HandleState.HELD, HandleState.LOST)) {
       return;
     }
+    io.pglock.PgLocksListener l = table.listener();
+    if (l != null) {
+      l.lockLost(table.namespace(), cause);
+    }
     List<Consumer<LossCause>> toRun;
     CompletableFuture<LossCause> future;
     synchronized (this) {

@@ -195,6 +195,11 @@ public final class DefaultPgLocks implements PgLocks {
     return table;
   }
 
+  /** The user's listener behind a guard (it never throws), or null when none was set. */
+  io.pglock.PgLocksListener listener() {
+    return table.listener();
+  }
+
   @Override
   public PgLocksConfig config() {
     return config;

@@ -4,6 +4,7 @@ import io.pglock.LockHandle;
 import io.pglock.LockKey;
 import io.pglock.LockMode;
 import io.pglock.LockTimeoutException;
+import io.pglock.PgLocksListener;
 import io.pglock.SessionLock;
 import io.pglock.internal.recording.NameRecorder;
 import java.time.Duration;
@@ -81,7 +82,7 @@ final class DefaultSessionLock implements SessionLock {
   public Optional<LockHandle> tryAcquire() {
     locks.ensureOpen();
     try {
-      return Optional.ofNullable(locks.table().acquire(key, mode, LockTable.NO_WAIT, false, fenced));
+      return Optional.ofNullable(attempt(LockTable.NO_WAIT, false));
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible try was interrupted", e);
     }
@@ -94,7 +95,7 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return Optional.ofNullable(waitNoted(nanos, true));
+    return Optional.ofNullable(attempt(nanos, true));
   }
 
   @Override
@@ -116,17 +117,48 @@ final class DefaultSessionLock implements SessionLock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before acquiring " + key);
     }
-    return waitNoted(LockTable.FOREVER, true);
+    return attempt(LockTable.FOREVER, true);
   }
 
   @Override
   public LockHandle acquireUninterruptibly() {
     locks.ensureOpen();
     try {
-      return waitNoted(LockTable.FOREVER, false);
+      return attempt(LockTable.FOREVER, false);
     } catch (InterruptedException e) {
       throw new AssertionError("an uninterruptible acquire was interrupted", e);
     }
+  }
+
+  /**
+   * One acquire attempt, told to the listener if there is one (without one, it costs a null check).
+   *
+   * @param timeoutNanos {@link LockTable#NO_WAIT} for a try, else a wait bound or {@link LockTable#FOREVER}
+   * @return the handle, or null if not acquired
+   */
+  private DefaultLockHandle attempt(long timeoutNanos, boolean interruptible) throws InterruptedException {
+    PgLocksListener l = locks.listener();
+    if (l == null) {
+      return acquireOnce(timeoutNanos, interruptible);
+    }
+    long start = System.nanoTime();
+    PgLocksListener.AcquireOutcome outcome = PgLocksListener.AcquireOutcome.FAILED;
+    try {
+      DefaultLockHandle h = acquireOnce(timeoutNanos, interruptible);
+      outcome = h != null ? PgLocksListener.AcquireOutcome.ACQUIRED : PgLocksListener.AcquireOutcome.NOT_ACQUIRED;
+      return h;
+    } finally {
+      l.acquireEnded(locks.config().namespace(), mode,
+          timeoutNanos == LockTable.NO_WAIT ? PgLocksListener.AcquireKind.TRY : PgLocksListener.AcquireKind.WAIT,
+          outcome, System.nanoTime() - start);
+    }
+  }
+
+  private DefaultLockHandle acquireOnce(long timeoutNanos, boolean interruptible) throws InterruptedException {
+    if (timeoutNanos == LockTable.NO_WAIT) {
+      return locks.table().acquire(key, mode, LockTable.NO_WAIT, false, fenced);
+    }
+    return waitNoted(timeoutNanos, interruptible);
   }
 
   /**

@@ -26,6 +26,8 @@ final class LockTable implements LockSession.Listener {
   private final PgLocksConfig config;
   private final Sessions sessions;
   private final Callbacks callbacks;
+  /** The user's listener behind a guard; null when none was set. */
+  private final io.pglock.PgLocksListener listener;
   private final Stripe[] stripes = new Stripe[64];
   private final AtomicInteger held = new AtomicInteger();
   private final ServerFetch fetch;
@@ -41,6 +43,7 @@ final class LockTable implements LockSession.Listener {
     this.config = config;
     this.sessions = sessions;
     this.callbacks = callbacks;
+    this.listener = GuardedListener.of(config.listener());
     this.fetch = new ServerFetch(this, config, sessions);
     for (int i = 0; i < stripes.length; i++) {
       stripes[i] = new Stripe();
@@ -49,6 +52,16 @@ final class LockTable implements LockSession.Listener {
 
   Callbacks callbacks() {
     return callbacks;
+  }
+
+  /** The user's listener behind a guard (it never throws), or null when none was set. */
+  io.pglock.PgLocksListener listener() {
+    return listener;
+  }
+
+  /** The namespace events are reported under. */
+  String namespace() {
+    return config.namespace();
   }
 
   int heldLocks() {

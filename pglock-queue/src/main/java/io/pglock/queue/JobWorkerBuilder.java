@@ -23,6 +23,7 @@ public final class JobWorkerBuilder {
   private Duration shutdownTimeout = Duration.ofSeconds(30);
   private Duration retention = Duration.ofDays(1);
   private Duration discardedRetention = Duration.ofDays(7);
+  private JobListener listener;
 
   JobWorkerBuilder(JobQueue jobs, String queue) {
     this.jobs = jobs;
@@ -208,6 +209,23 @@ public final class JobWorkerBuilder {
     return this;
   }
 
+  /**
+   * The listener that hears how attempts end, for metrics (default none). It must be quick and
+   * thread-safe; what it throws is caught and logged. See {@link JobListener}, and
+   * {@code pglock-micrometer}'s {@code JobMetrics} for Micrometer meters.
+   *
+   * @param listener the listener
+   * @return this builder
+   * @throws IllegalStateException if a listener was already set
+   */
+  public JobWorkerBuilder listener(JobListener listener) {
+    if (this.listener != null) {
+      throw new IllegalStateException("listener was already set to " + this.listener);
+    }
+    this.listener = Objects.requireNonNull(listener, "listener");
+    return this;
+  }
+
   /** {@return the settings so far} */
   public WorkerConfig config() {
     boolean listening = listen != null ? listen : claimMode == ClaimMode.ADVISORY;
@@ -233,7 +251,7 @@ public final class JobWorkerBuilder {
       throw new IllegalArgumentException("concurrencyPerKey needs ClaimMode.ADVISORY (its limit is held by advisory "
           + "locks); remove it or use the advisory mode");
     }
-    return ((io.pglock.queue.internal.DefaultJobQueue) jobs).startWorker(config());
+    return ((io.pglock.queue.internal.DefaultJobQueue) jobs).startWorker(config(), listener);
   }
 
   private static int checkAttempts(int maxAttempts) {

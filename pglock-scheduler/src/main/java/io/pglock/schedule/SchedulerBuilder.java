@@ -29,6 +29,7 @@ public final class SchedulerBuilder {
   private Duration closeTimeout;
   private Duration networkTimeout;
   private Clock clock;
+  private SchedulerListener listener;
 
   SchedulerBuilder(PgLocks locks) {
     this.locks = Objects.requireNonNull(locks, "locks");
@@ -113,6 +114,23 @@ public final class SchedulerBuilder {
   }
 
   /**
+   * The listener that hears how runs end, for metrics (default none). It must be quick and
+   * thread-safe; what it throws is caught and logged. See {@link SchedulerListener}, and
+   * {@code pglock-micrometer}'s {@code SchedulerMetrics} for Micrometer meters.
+   *
+   * @param listener the listener
+   * @return this builder
+   * @throws IllegalStateException if a listener was already set
+   */
+  public SchedulerBuilder listener(SchedulerListener listener) {
+    if (this.listener != null) {
+      throw new IllegalStateException("listener was already set to " + this.listener);
+    }
+    this.listener = Objects.requireNonNull(listener, "listener");
+    return this;
+  }
+
+  /**
    * Builds the scheduler (not started: register tasks, then {@link Scheduler#start()}).
    *
    * @return the scheduler
@@ -120,7 +138,7 @@ public final class SchedulerBuilder {
   public Scheduler build() {
     return new DefaultScheduler(locks, or(pollInterval, DEFAULT_POLL_INTERVAL), or(sweepInterval, DEFAULT_SWEEP_INTERVAL),
         or(historyRetention, DEFAULT_HISTORY_RETENTION), or(closeTimeout, DEFAULT_CLOSE_TIMEOUT),
-        or(networkTimeout, DEFAULT_NETWORK_TIMEOUT), clock != null ? clock : Clock.systemUTC());
+        or(networkTimeout, DEFAULT_NETWORK_TIMEOUT), clock != null ? clock : Clock.systemUTC(), listener);
   }
 
   private static Duration or(Duration set, Duration otherwise) {

@@ -4,11 +4,13 @@ import io.pglock.LockHandle;
 import io.pglock.LossCause;
 import io.pglock.PgLocks;
 import io.pglock.PgLocksClosedException;
+import io.pglock.PgLocksListener;
 import io.pglock.SessionLock;
 import io.pglock.election.Candidate;
 import io.pglock.election.LeaderElection;
 import io.pglock.election.Revocation;
 import io.pglock.election.Term;
+import io.pglock.internal.GuardedListener;
 import io.pglock.internal.LossCauseWait;
 import java.time.Duration;
 import java.time.Instant;
@@ -46,6 +48,8 @@ public final class DefaultLeaderElection implements LeaderElection {
   private final Duration closeTimeout;
   private final Thread thread;
   private final CountDownLatch stopped = new CountDownLatch(1);
+  /** The PgLocks's listener behind a guard (it never throws); null when none was set. */
+  private final PgLocksListener listener;
 
   private final Object monitor = new Object();
   private boolean interruptible; // guarded by monitor: the thread waits in acquire() or a back-off
@@ -65,6 +69,7 @@ public final class DefaultLeaderElection implements LeaderElection {
     this.candidate = Objects.requireNonNull(candidate, "candidate");
     this.lock = locks.lock(lockName).withFencing();
     this.lease = locks.config().lease();
+    this.listener = GuardedListener.of(locks.config().listener());
     this.firstAttemptJitter = firstAttemptJitter;
     this.backoffMin = backoffMin;
     this.backoffMax = backoffMax;
@@ -236,6 +241,9 @@ public final class DefaultLeaderElection implements LeaderElection {
       });
     }
     log.debug("election {}: node {} elected, token {}", name, node, t.fencingToken());
+    if (listener != null) {
+      listener.leadershipChanged(namespace, name, true);
+    }
     try {
       candidate.elected(t);
     } catch (RuntimeException | Error e) {
@@ -249,6 +257,9 @@ public final class DefaultLeaderElection implements LeaderElection {
     }
     Revocation why = awaitEnd(h);
     log.debug("election {}: node {} revoked ({}), token {}", name, node, why, t.fencingToken());
+    if (listener != null) {
+      listener.leadershipChanged(namespace, name, false);
+    }
     try {
       candidate.revoked(t, why);
     } catch (RuntimeException | Error e) {

@@ -183,14 +183,18 @@ public final class DefaultJobQueue implements JobQueue {
     return admin;
   }
 
-  /** Starts a worker with the settings (from {@link io.pglock.queue.JobWorkerBuilder#start()}). */
-  public JobWorker startWorker(WorkerConfig config) {
+  /**
+   * Starts a worker with the settings (from {@link io.pglock.queue.JobWorkerBuilder#start()}).
+   *
+   * @param attempts hears how attempts end, or null
+   */
+  public JobWorker startWorker(WorkerConfig config, io.pglock.queue.JobListener attempts) {
     DefaultJobWorker worker;
     synchronized (this) {
       if (closed) {
         throw new IllegalStateException("this JobQueue is closed; build a new one");
       }
-      worker = new DefaultJobWorker(this, config);
+      worker = new DefaultJobWorker(this, config, GuardedJobListener.of(attempts));
       workers.add(worker);
       if (config.listen() && listener == null) {
         listener = new ChannelListener(dataSource, channel, "pglock-jobs-listen", this::notified, this::wakeAll);

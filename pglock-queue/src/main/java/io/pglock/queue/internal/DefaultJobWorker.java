@@ -1,6 +1,7 @@
 package io.pglock.queue.internal;
 
 import io.pglock.queue.ClaimMode;
+import io.pglock.queue.JobListener;
 import io.pglock.queue.JobWorker;
 import io.pglock.queue.WorkerConfig;
 import java.sql.SQLException;
@@ -56,6 +57,8 @@ final class DefaultJobWorker implements JobWorker {
   private final WorkerConfig config;
   private final Claims claims;
   private final FailedAttempts failures;
+  /** The user's listener behind a guard; null when none was set. */
+  private final JobListener listener;
   private final ThreadPoolExecutor handlers;
   private final Thread io;
   private final Map<Long, RunningJob> running = new ConcurrentHashMap<>();
@@ -80,9 +83,10 @@ final class DefaultJobWorker implements JobWorker {
   /** Set by close() once the deadline for running jobs has passed: give them back. */
   private volatile boolean giveBack;
 
-  DefaultJobWorker(DefaultJobQueue jobs, WorkerConfig config) {
+  DefaultJobWorker(DefaultJobQueue jobs, WorkerConfig config, JobListener listener) {
     this.jobs = jobs;
     this.config = config;
+    this.listener = listener;
     this.claims = config.claimMode() == ClaimMode.ADVISORY ? new AdvisoryClaims(jobs, config)
         : new LeaseClaims(jobs, config);
     this.failures = new FailedAttempts(config);
@@ -533,11 +537,33 @@ final class DefaultJobWorker implements JobWorker {
       log.debug("worker on queue {}: {} finished after it was no longer owned; outcome dropped", config.queue(), job);
       running.remove(job.id(), job);
       wake();
+      if (listener != null) {
+        listener.attemptEnded(config.queue(), job.kind(), JobListener.AttemptResult.ABANDONED, took);
+      }
       return;
     }
     outcomes.add(outcome);
     running.remove(job.id(), job);
     wake();
+    if (listener != null) {
+      listener.attemptEnded(config.queue(), job.kind(), result(outcome.state()), took);
+    }
+  }
+
+  /** The listener's name for an outcome's state. */
+  private static JobListener.AttemptResult result(String state) {
+    switch (state) {
+      case "succeeded":
+        return JobListener.AttemptResult.SUCCEEDED;
+      case "retryable":
+        return JobListener.AttemptResult.RETRY;
+      case "discarded":
+        return JobListener.AttemptResult.DISCARDED;
+      case "cancelled":
+        return JobListener.AttemptResult.CANCELLED;
+      default:
+        throw new IllegalStateException("an attempt's outcome cannot be " + state);
+    }
   }
 
   /**

@@ -5,6 +5,7 @@ import io.pglock.PgLocks;
 import io.pglock.PgLocksConfig;
 import io.pglock.SchemaMissingException;
 import io.pglock.schedule.Scheduler;
+import io.pglock.schedule.SchedulerListener;
 import io.pglock.schedule.Task;
 import io.pglock.schedule.TaskAdmin;
 import io.pglock.schedule.TaskRun;
@@ -70,7 +71,7 @@ public final class DefaultScheduler implements Scheduler {
   private boolean woken; // guarded by monitor
 
   public DefaultScheduler(PgLocks locks, Duration pollInterval, Duration sweepInterval, Duration retention,
-      Duration closeTimeout, Duration networkTimeout, Clock clock) {
+      Duration closeTimeout, Duration networkTimeout, Clock clock, SchedulerListener listener) {
     this.locks = locks;
     this.config = locks.config();
     this.namespace = config.namespace();
@@ -97,7 +98,7 @@ public final class DefaultScheduler implements Scheduler {
       return t;
     });
     this.executor = new SlotExecutor(db, table, dbClock, namespace, node, pollInterval, runs, watchdog, clock, ended,
-        active, new SlotExecutor.Loop() {
+        active, GuardedSchedulerListener.of(listener), new SlotExecutor.Loop() {
           @Override
           public void measureOffset() throws SQLException {
             DefaultScheduler.this.measureOffset();

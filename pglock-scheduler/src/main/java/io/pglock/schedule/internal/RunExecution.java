@@ -40,6 +40,10 @@ final class RunExecution implements Runnable, RunContext {
   private final Instant deadline;
   private Thread thread; // guarded by this: the run thread while the body runs
   private String stopReason; // guarded by this
+  /** How the body ended; written on the run thread before {@link Ending#ended}, read there. */
+  private RunState outcome;
+  /** How long the body ran; written with {@link #outcome}. */
+  private long ranNanos;
 
   RunExecution(Task task, LockHandle handle, Instant slot, RunKind kind, int attempt, String node, Ending ending,
       ScheduledExecutorService watchdog, Instant localNow) {
@@ -66,6 +70,7 @@ final class RunExecution implements Runnable, RunContext {
     RunState state;
     String detail = null;
     Throwable error = null;
+    long began = System.nanoTime();
     try {
       handle.onLoss(cause -> requestStop("this node lost the task's lock (" + cause + ")"));
       if (task.deadline().isPresent()) {
@@ -92,6 +97,8 @@ final class RunExecution implements Runnable, RunContext {
         timer.cancel(false);
       }
     }
+    ranNanos = System.nanoTime() - began;
+    outcome = state;
     try {
       record(state, detail, error);
     } finally {
@@ -120,6 +127,16 @@ final class RunExecution implements Runnable, RunContext {
         }
       }
     }
+  }
+
+  /** How the body ended: set once it did (read it from {@link Ending#ended}). */
+  RunState outcome() {
+    return outcome;
+  }
+
+  /** How long the body ran, in nanoseconds: set once it ended (read it from {@link Ending#ended}). */
+  long ranNanos() {
+    return ranNanos;
   }
 
   private synchronized String reason(String otherwise) {

@@ -4,6 +4,7 @@ import io.pglock.LockHandle;
 import io.pglock.schedule.MissedSlots;
 import io.pglock.schedule.RunKind;
 import io.pglock.schedule.RunState;
+import io.pglock.schedule.SchedulerListener;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -79,11 +80,13 @@ final class SlotExecutor {
   private final Clock clock;
   private final Queue<RunEnded> ended;
   private final Set<RunExecution> active;
+  /** The user's listener behind a guard; null when none was set. */
+  private final SchedulerListener listener;
   private final Loop loop;
 
   SlotExecutor(SchedulerConnection db, RunTable table, DbClock dbClock, String namespace, String node,
       Duration pollInterval, ExecutorService runs, ScheduledExecutorService watchdog, Clock clock,
-      Queue<RunEnded> ended, Set<RunExecution> active, Loop loop) {
+      Queue<RunEnded> ended, Set<RunExecution> active, SchedulerListener listener, Loop loop) {
     this.db = db;
     this.table = table;
     this.dbClock = dbClock;
@@ -95,6 +98,7 @@ final class SlotExecutor {
     this.clock = clock;
     this.ended = ended;
     this.active = active;
+    this.listener = listener;
     this.loop = loop;
   }
 
@@ -445,6 +449,10 @@ final class SlotExecutor {
         active.remove(r);
         ended.add(new RunEnded(ts, r, finishedAt != null ? finishedAt : dbClock.now()));
         loop.wake();
+        if (listener != null) {
+          listener.runEnded(namespace, name, kind, r.outcome(), r.ranNanos(),
+              Duration.between(slot, startedAt).toNanos());
+        }
       }
     }, watchdog, clock.instant());
     ts.runStarted(run, startedAt);

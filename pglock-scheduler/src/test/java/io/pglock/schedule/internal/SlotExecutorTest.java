@@ -51,7 +51,7 @@ class SlotExecutorTest {
     try {
       clock.measure(() -> db.with(table::now).plus(skew.get()));
       SlotExecutor executor = new SlotExecutor(db, table, clock, ns, "x", Duration.ofMillis(100), runs, watchdog,
-          Clock.systemUTC(), new ConcurrentLinkedQueue<>(), ConcurrentHashMap.newKeySet(), new SlotExecutor.Loop() {
+          Clock.systemUTC(), new ConcurrentLinkedQueue<>(), ConcurrentHashMap.newKeySet(), null, new SlotExecutor.Loop() {
             @Override
             public void measureOffset() throws SQLException {
               skew.set(Duration.ZERO);
@@ -132,7 +132,7 @@ class SlotExecutorTest {
     try {
       clock.measure(() -> db.with(table::now));
       SlotExecutor executor = new SlotExecutor(db, table, clock, ns, "x", Duration.ofMillis(100), runs, watchdog,
-          Clock.systemUTC(), ended, ConcurrentHashMap.newKeySet(), new SlotExecutor.Loop() {
+          Clock.systemUTC(), ended, ConcurrentHashMap.newKeySet(), null, new SlotExecutor.Loop() {
             @Override
             public void measureOffset() throws SQLException {
               try {
