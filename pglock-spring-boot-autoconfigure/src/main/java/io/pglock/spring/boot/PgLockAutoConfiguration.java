@@ -16,6 +16,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
+import org.springframework.util.StringUtils;
 
 /**
  * Auto-configuration of {@link PgLocks} from the application's {@link DataSource} (the HikariCP
@@ -71,12 +72,12 @@ public class PgLockAutoConfiguration {
   public PgLocks pgLocks(DataSource dataSource, PgLockProperties properties, Environment environment,
       SchemaMigration migration, ObjectProvider<PgLocksBuilderCustomizer> customizers) {
     PgLocksBuilder b = PgLocks.builder(dataSource);
-    String namespace = properties.getNamespace() != null ? properties.getNamespace()
+    String namespace = StringUtils.hasText(properties.getNamespace()) ? properties.getNamespace()
         : environment.getProperty("spring.application.name");
-    if (namespace != null) {
+    if (StringUtils.hasText(namespace)) {
       b.namespace(namespace);
     }
-    if (properties.getNodeName() != null) {
+    if (StringUtils.hasText(properties.getNodeName())) {
       b.nodeName(properties.getNodeName());
     }
     if (properties.getLease() != null) {

@@ -35,6 +35,7 @@ public class PgLockProperties {
   private final Schema schema = new Schema();
   private final Scheduler scheduler = new Scheduler();
   private final Queue queue = new Queue();
+  private final Metrics metrics = new Metrics();
 
   /** {@return whether pglock's beans are created} */
   public boolean isEnabled() {
@@ -149,6 +150,51 @@ public class PgLockProperties {
   /** {@return the queue's settings} */
   public Queue getQueue() {
     return queue;
+  }
+
+  /** {@return the metrics settings} */
+  public Metrics getMetrics() {
+    return metrics;
+  }
+
+  /** Micrometer meters (module pglock-micrometer), bound when the application has a MeterRegistry. */
+  public static class Metrics {
+    /** Whether pglock's meters are bound. */
+    private boolean enabled = true;
+    /** Whether the gauges of jobs per queue and state and of queue lag are read from the database. */
+    private boolean queueGauges = true;
+    /** How often those gauges are read, in the background (a query over the job table each time). */
+    private Duration queueGaugesRefresh = Duration.ofSeconds(10);
+
+    /** {@return whether pglock's meters are bound} */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /** @param enabled whether pglock's meters are bound */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** {@return whether the queue gauges are read} */
+    public boolean isQueueGauges() {
+      return queueGauges;
+    }
+
+    /** @param queueGauges whether the queue gauges are read */
+    public void setQueueGauges(boolean queueGauges) {
+      this.queueGauges = queueGauges;
+    }
+
+    /** {@return how often the queue gauges are read} */
+    public Duration getQueueGaugesRefresh() {
+      return queueGaugesRefresh;
+    }
+
+    /** @param queueGaugesRefresh how often the queue gauges are read */
+    public void setQueueGaugesRefresh(Duration queueGaugesRefresh) {
+      this.queueGaugesRefresh = queueGaugesRefresh;
+    }
   }
 
   /** The schema pglock's tables live in, and how it is migrated. */

@@ -1,0 +1,2 @@
+/** Binds pglock's Micrometer meters (module pglock-micrometer) to the application's registry. */
+package io.pglock.spring.metrics;

@@ -1,0 +1,196 @@
+package io.pglock.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.pglock.LockHandle;
+import io.pglock.PgLocks;
+import io.pglock.queue.JobContext;
+import io.pglock.queue.JobQueue;
+import io.pglock.schedule.Scheduler;
+import io.pglock.spring.boot.PgLockAutoConfiguration;
+import io.pglock.spring.boot.PgLockHealthAutoConfiguration;
+import io.pglock.spring.boot.PgLockIntegrationAutoConfiguration;
+import io.pglock.spring.boot.PgLockMetricsAutoConfiguration;
+import io.pglock.spring.boot.PgLockQueueAutoConfiguration;
+import io.pglock.spring.boot.PgLockSchedulerAutoConfiguration;
+import io.pglock.spring.health.PgLockHealth;
+import io.pglock.spring.integration.PgLockRegistry;
+import io.pglock.spring.leader.LeaderOnly;
+import io.pglock.spring.queue.PgJobHandler;
+import io.pglock.spring.queue.SpringJobQueue;
+import io.pglock.spring.scheduling.PgScheduled;
+import io.pglock.testing.NoLeakedLocks;
+import io.pglock.testing.OwnedBackends;
+import io.pglock.testing.TestDatabase;
+import java.time.Duration;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The auto-configuration's conditions and settings, with {@link ApplicationContextRunner} on the
+ * real test database: what it creates, where it backs off, what it refuses and how it says so.
+ */
+@ExtendWith(NoLeakedLocks.class)
+class AutoConfigurationTest {
+  private final String namespace = SpringFleet.namespace("autoconf");
+
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(PgLockAutoConfiguration.class, PgLockMetricsAutoConfiguration.class,
+          PgLockSchedulerAutoConfiguration.class, PgLockQueueAutoConfiguration.class,
+          PgLockHealthAutoConfiguration.class, PgLockIntegrationAutoConfiguration.class))
+      .withPropertyValues("pglock.namespace=" + namespace);
+
+  @Configuration(proxyBeanMethods = false)
+  static class Pool {
+    @Bean(destroyMethod = "close")
+    HikariDataSource dataSource(org.springframework.core.env.Environment env) {
+      HikariDataSource pool = new HikariDataSource();
+      pool.setDataSource(OwnedBackends.recording(TestDatabase.get().dataSource("autoconf-pool")));
+      pool.setMaximumPoolSize(env.getProperty("test.pool-size", Integer.class, 12));
+      pool.setMinimumIdle(0);
+      pool.setConnectionTimeout(30_000);
+      return pool;
+    }
+  }
+
+  @Test
+  void createsEachBeanFromTheApplicationsDataSourceWithItsProperties() {
+    runner.withUserConfiguration(Pool.class)
+        .withPropertyValues("pglock.node-name=autoconf-node", "pglock.lease=7s", "pglock.wait-sessions=1")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          PgLocks locks = context.getBean(PgLocks.class);
+          assertThat(locks.config().namespace()).isEqualTo(namespace);
+          assertThat(locks.config().nodeName()).isEqualTo("autoconf-node");
+          assertThat(locks.config().lease()).isEqualTo(Duration.ofSeconds(7));
+          assertThat(locks.config().waitSessions()).isEqualTo(1);
+          assertThat(locks.config().dataSource()).isSameAs(context.getBean(DataSource.class));
+          assertThat(context).hasSingleBean(Scheduler.class).hasSingleBean(PgLockRegistry.class)
+              .hasSingleBean(PgLockHealth.class);
+          assertThat(context.getBean(JobQueue.class)).isInstanceOf(SpringJobQueue.class);
+        });
+  }
+
+  @Test
+  void theNamespaceDefaultsToTheApplicationsName() {
+    runner.withUserConfiguration(Pool.class).withPropertyValues("pglock.namespace=", "spring.application.name=billing-" + namespace.hashCode())
+        .run(context -> assertThat(context.getBean(PgLocks.class).config().namespace())
+            .isEqualTo("billing-" + namespace.hashCode()));
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class OwnLocks {
+    @Bean(destroyMethod = "close")
+    PgLocks myLocks(DataSource dataSource) {
+      return PgLocks.builder(dataSource).namespace("mine").build();
+    }
+  }
+
+  @Test
+  void backsOffWhenTheApplicationDefinesItsOwnPgLocks() {
+    runner.withUserConfiguration(Pool.class, OwnLocks.class).run(context -> {
+      assertThat(context).hasSingleBean(PgLocks.class).hasBean("myLocks").doesNotHaveBean("pgLocks");
+      assertThat(context.getBean(PgLocks.class).config().namespace()).isEqualTo("mine");
+      assertThat(context).hasSingleBean(Scheduler.class); // built on the application's PgLocks
+    });
+  }
+
+  @Test
+  void createsNothingWhenDisabledOrWithoutADataSource() {
+    runner.withUserConfiguration(Pool.class).withPropertyValues("pglock.enabled=false")
+        .run(context -> assertThat(context).doesNotHaveBean(PgLocks.class).doesNotHaveBean(Scheduler.class));
+    runner.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(PgLocks.class)
+        .doesNotHaveBean(JobQueue.class));
+    runner.withUserConfiguration(Pool.class).withPropertyValues("pglock.scheduler.enabled=false", "pglock.queue.enabled=false")
+        .run(context -> assertThat(context).hasSingleBean(PgLocks.class).doesNotHaveBean(Scheduler.class)
+            .doesNotHaveBean(JobQueue.class));
+  }
+
+  @Test
+  void aBadSettingFailsTheStartNamingIt() {
+    runner.withUserConfiguration(Pool.class).withPropertyValues("pglock.lease=100ms")
+        .run(context -> assertThat(context).getFailure().rootCause()
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease"));
+    runner.withUserConfiguration(Pool.class).withPropertyValues("pglock.schema.name=Bad-Name")
+        .run(context -> assertThat(context).getFailure().rootCause()
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Bad-Name"));
+  }
+
+  @Test
+  void warnsWhenThePoolLeavesTheApplicationTooFewConnections() {
+    runner.withUserConfiguration(Pool.class, OneHandler.class).withPropertyValues("test.pool-size=5")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          Object report = context.getBean("pgLockPoolSizeReport");
+          java.lang.reflect.Method warning = report.getClass().getDeclaredMethod("warning");
+          warning.setAccessible(true);
+          assertThat((String) warning.invoke(report)).contains("of the pool's 5 connections")
+              .contains("spring.datasource.hikari.maximum-pool-size");
+        });
+    runner.withUserConfiguration(Pool.class).withPropertyValues("test.pool-size=30").run(context -> {
+      Object report = context.getBean("pgLockPoolSizeReport");
+      java.lang.reflect.Method warning = report.getClass().getDeclaredMethod("warning");
+      warning.setAccessible(true);
+      assertThat(warning.invoke(report)).isNull();
+    });
+  }
+
+  static class OneHandler {
+    @PgJobHandler(kind = "noop", queue = "autoconf-q")
+    void handle(String json, JobContext job) {}
+  }
+
+  static class TwoSchedules {
+    @PgScheduled(cron = "0 * * * * *", fixedRate = "1m")
+    void both() {}
+  }
+
+  static class NoPayload {
+    @PgJobHandler(kind = "nothing")
+    void handle() {}
+  }
+
+  @LeaderOnly("reports")
+  static class NotALifecycle {}
+
+  @Test
+  void aBadAnnotationFailsTheStartNamingTheMethodAndTheFix() {
+    runner.withUserConfiguration(Pool.class, TwoSchedules.class).run(context -> assertThat(context).getFailure()
+        .rootCause().hasMessageContaining("TwoSchedules.both").hasMessageContaining("exactly one of cron, fixedRate and fixedDelay"));
+    runner.withUserConfiguration(Pool.class, NoPayload.class).run(context -> assertThat(context).getFailure()
+        .rootCause().hasMessageContaining("NoPayload.handle").hasMessageContaining("(payload, JobContext)"));
+    runner.withUserConfiguration(Pool.class, NotALifecycle.class).run(context -> assertThat(context).getFailure()
+        .rootCause().hasMessageContaining("must implement org.springframework.context.Lifecycle"));
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Registry {
+    @Bean
+    SimpleMeterRegistry meterRegistry() {
+      return new SimpleMeterRegistry();
+    }
+  }
+
+  @Test
+  void bindsMetersToTheApplicationsRegistry() {
+    runner.withUserConfiguration(Pool.class, Registry.class).run(context -> {
+      MeterRegistry meters = context.getBean(MeterRegistry.class);
+      PgLocks locks = context.getBean(PgLocks.class);
+      try (LockHandle h = locks.lock("metered").acquire(Duration.ofSeconds(30))) {
+        assertThat(h.isHeld()).isTrue();
+        assertThat(meters.get("pglock.locks.held").gauge().value()).isEqualTo(1.0);
+      }
+      assertThat(meters.get("pglock.locks.acquire").tag("outcome", "ACQUIRED").timer().count()).isEqualTo(1);
+    });
+    runner.withUserConfiguration(Pool.class, Registry.class).withPropertyValues("pglock.metrics.enabled=false")
+        .run(context -> assertThat(context.getBean(MeterRegistry.class).find("pglock.locks.acquire").timer()).isNull());
+  }
+}
