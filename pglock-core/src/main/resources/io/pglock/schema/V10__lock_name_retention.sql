@@ -1,5 +1,5 @@
 -- pglock schema, version 10: the name table stays bounded.
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- Until version 9 every name ever locked stayed in lock_name for good: a workload that locks per
 -- entity (an order, an invoice) grew it by millions of rows a day. From version 10 each row carries

@@ -1,5 +1,5 @@
 -- pglock schema, version 1: the key derivation as a SQL function.
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- pglock.key(namespace, name) is the 64-bit advisory lock key of a name in a namespace: the first
 -- 8 bytes, big-endian, as a signed bigint, of SHA-256 over the UTF-8 bytes of namespace || ':' || name.

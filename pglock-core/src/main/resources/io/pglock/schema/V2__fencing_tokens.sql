@@ -1,5 +1,5 @@
 -- pglock schema, version 2: fencing tokens.
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- A fencing token is a bigint that strictly increases with every grant of a lock. pglock takes it in
 -- the same statement as the grant (try_lock_fenced, lock_fenced); the resource checks it inside the

@@ -1,5 +1,5 @@
 -- pglock schema, version 3: names of keys, and a view of every advisory lock in the database.
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- pg_locks shows an advisory lock as numbers (classid, objid, objsubid). pglock records the name of
 -- each named key once (a background batch after its first grant, never on the grant's path), so

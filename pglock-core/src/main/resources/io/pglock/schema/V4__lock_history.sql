@@ -1,5 +1,5 @@
 -- pglock schema, version 4: lock history.
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- One row per hold of a lock taken through SessionLock.run with history on: who held it (node,
 -- namespace, backend pid), when, and how the hold ended. Rows are written in batches, off the

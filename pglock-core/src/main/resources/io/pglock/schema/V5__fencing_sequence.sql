@@ -1,5 +1,5 @@
 -- pglock schema, version 5: fencing tokens from one sequence; the check keeps the newest token seen.
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- Version 2 wrote a row per grant, which cost a row update and commit on every fenced grant and
 -- could lose a new lock's row in a crash (the token then started again at 1). Now:

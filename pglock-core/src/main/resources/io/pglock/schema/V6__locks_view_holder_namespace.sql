@@ -1,5 +1,5 @@
 -- pglock schema, version 6: the locks view also shows the namespace of the holder's PgLocks.
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- A lock's own namespace (namespace, name) and the namespace of the instance that holds it can
 -- differ: an instance may lock any key. pglock puts its namespace last in application_name

@@ -1,5 +1,5 @@
 -- pglock schema, version 7: a fenced grant calls nextval directly once its backend checked the epoch.
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- next_fencing_token is SECURITY DEFINER with a SET search_path clause, which PostgreSQL applies and
 -- undoes around every call (and which invalidates the backend's search path cache): most of a fenced

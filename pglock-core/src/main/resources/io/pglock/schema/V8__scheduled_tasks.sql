@@ -1,5 +1,5 @@
 -- pglock schema, version 8: singleton scheduled tasks (module pglock-scheduler).
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- A task's slot runs at most once across the fleet because its run row is unique per
 -- (namespace, task, slot): a node runs a slot only after inserting that row, and a slot's time

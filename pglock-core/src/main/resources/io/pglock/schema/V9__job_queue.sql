@@ -1,5 +1,5 @@
 -- pglock schema, version 9: the durable job queue (module pglock-queue).
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- One row per job, through its whole life: available (or retryable, after a failed attempt) ->
 -- running -> succeeded | retryable | discarded | cancelled. A running job is owned by the worker

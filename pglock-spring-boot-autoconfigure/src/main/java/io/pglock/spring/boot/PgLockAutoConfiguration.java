@@ -45,6 +45,23 @@ public class PgLockAutoConfiguration {
   public PgLockAutoConfiguration() {}
 
   /**
+   * When the application migrates with Flyway, pglock's migrations go through Flyway too, with the
+   * application's Flyway settings and a history table of their own ({@link FlywaySchemaMigration}).
+   */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.flywaydb.core.Flyway")
+  @ConditionalOnBean(type = "org.flywaydb.core.Flyway")
+  @ConditionalOnProperty(prefix = "pglock.schema", name = "through-flyway", matchIfMissing = true)
+  static class ThroughFlyway {
+    @Bean
+    @ConditionalOnMissingBean
+    SchemaMigration pgLockSchemaMigration(org.flywaydb.core.Flyway flyway, PgLockProperties properties) {
+      return new SchemaMigration(properties.getSchema().getName(), properties.getSchema().isMigrate(), "Flyway",
+          schema -> FlywaySchemaMigration.migrate(flyway, schema));
+    }
+  }
+
+  /**
    * Applies pglock's migrations at start unless {@code pglock.schema.migrate=false}.
    *
    * @param dataSource the application's DataSource

@@ -207,6 +207,21 @@ public class PgLockProperties {
      * io/pglock/schema/ with Flyway or Liquibase).
      */
     private boolean migrate = true;
+    /**
+     * When the application migrates with Flyway (it has a Flyway bean), apply pglock's migrations
+     * through Flyway too: with its settings and a history table of their own in pglock's schema.
+     */
+    private boolean throughFlyway = true;
+
+    /** {@return whether pglock's migrations go through the application's Flyway} */
+    public boolean isThroughFlyway() {
+      return throughFlyway;
+    }
+
+    /** @param throughFlyway whether pglock's migrations go through the application's Flyway */
+    public void setThroughFlyway(boolean throughFlyway) {
+      this.throughFlyway = throughFlyway;
+    }
 
     /** {@return the schema's name} */
     public String getName() {

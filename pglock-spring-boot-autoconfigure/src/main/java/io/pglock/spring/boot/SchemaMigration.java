@@ -13,15 +13,21 @@ import org.springframework.beans.factory.InitializingBean;
  */
 public final class SchemaMigration implements InitializingBean {
   private static final Logger log = LoggerFactory.getLogger(SchemaMigration.class);
-  private final DataSource dataSource;
   private final String schema;
   private final boolean migrate;
+  private final String through;
+  private final java.util.function.ToIntFunction<String> migrator;
   private volatile int version = -1;
 
   SchemaMigration(DataSource dataSource, String schema, boolean migrate) {
-    this.dataSource = dataSource;
-    this.schema = schema;
+    this(schema, migrate, "pglock's migrator", s -> PgLockSchema.migrate(dataSource, s));
+  }
+
+  SchemaMigration(String schema, boolean migrate, String through, java.util.function.ToIntFunction<String> migrator) {
+    this.schema = io.pglock.internal.schema.SchemaMigrator.checkSchema(schema);
     this.migrate = migrate;
+    this.through = through;
+    this.migrator = migrator;
   }
 
   @Override
@@ -30,13 +36,18 @@ public final class SchemaMigration implements InitializingBean {
       log.info("pglock: pglock.schema.migrate=false, the schema \"{}\" is left as it is", schema);
       return;
     }
-    version = PgLockSchema.migrate(dataSource, schema);
-    log.info("pglock: schema \"{}\" at version {}", schema, version);
+    version = migrator.applyAsInt(schema);
+    log.info("pglock: schema \"{}\" at version {} ({})", schema, version, through);
   }
 
   /** {@return the schema's name} */
   public String schema() {
     return schema;
+  }
+
+  /** {@return what applied the migrations: "pglock's migrator" or "Flyway"} */
+  public String through() {
+    return through;
   }
 
   /** {@return the version this bean migrated to, or -1 if it did not migrate} */
