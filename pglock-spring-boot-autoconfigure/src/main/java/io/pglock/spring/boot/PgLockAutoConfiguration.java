@@ -62,6 +62,26 @@ public class PgLockAutoConfiguration {
   }
 
   /**
+   * When the application migrates with Liquibase, pglock's migrator runs with Liquibase's
+   * DataSource (its user, which may be the only one allowed DDL), after the application's changelog.
+   * pglock's files are not a Liquibase changelog: they keep their own version table.
+   */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "liquibase.integration.spring.SpringLiquibase")
+  @ConditionalOnBean(type = "liquibase.integration.spring.SpringLiquibase")
+  @ConditionalOnMissingBean(type = "org.flywaydb.core.Flyway")
+  static class WithLiquibasesDataSource {
+    @Bean
+    @ConditionalOnMissingBean
+    SchemaMigration pgLockSchemaMigration(liquibase.integration.spring.SpringLiquibase liquibase,
+        PgLockProperties properties) {
+      DataSource ds = liquibase.getDataSource();
+      return new SchemaMigration(properties.getSchema().getName(), properties.getSchema().isMigrate(),
+          "pglock's migrator with Liquibase's DataSource", schema -> io.pglock.PgLockSchema.migrate(ds, schema));
+    }
+  }
+
+  /**
    * Applies pglock's migrations at start unless {@code pglock.schema.migrate=false}.
    *
    * @param dataSource the application's DataSource
