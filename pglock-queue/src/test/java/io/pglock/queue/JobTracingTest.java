@@ -139,6 +139,23 @@ class JobTracingTest {
   }
 
   @Test
+  void leaseClaims_andKeyedClaims_returnTheContextToo() throws Exception {
+    Recording tracing = new Recording();
+    JobQueue jobs = jobs(tracing);
+    Map<String, String> context = Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01");
+    tracing.current = context;
+    long keyed = jobs.enqueue(f.job("keyed", null).concurrencyKey("tenant-1")).id();
+    long leased = jobs.enqueue(f.job("leased", null)).id();
+    tracing.current = null;
+    // the keyed claim returns the slot lock after the trace context: both must read right
+    f.closeLater(worker(jobs).concurrencyPerKey(1).handler("keyed", Object.class, (p, job) -> { }).start());
+    f.closeLater(worker(jobs).claimMode(ClaimMode.LEASE).handler("leased", Object.class, (p, job) -> { }).start());
+    Await.until("both succeeded", WAIT, () -> f.count("state = 'succeeded'") == 2);
+    assertThat(tracing.of(keyed)).singleElement().satisfies(s -> assertThat(s.carried).isEqualTo(context));
+    assertThat(tracing.of(leased)).singleElement().satisfies(s -> assertThat(s.carried).isEqualTo(context));
+  }
+
+  @Test
   void nothingCaptured_storesNull_andTheAttemptGetsAnEmptyMap() throws Exception {
     Recording tracing = new Recording();
     JobQueue jobs = jobs(tracing);
