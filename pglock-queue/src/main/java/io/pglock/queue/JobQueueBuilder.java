@@ -9,6 +9,7 @@ public final class JobQueueBuilder {
   private final PgLocks locks;
   private JsonMapper jsonMapper;
   private Duration networkTimeout = Duration.ofSeconds(10);
+  private JobTracing tracing;
 
   JobQueueBuilder(PgLocks locks) {
     this.locks = Objects.requireNonNull(locks, "locks");
@@ -44,14 +45,33 @@ public final class JobQueueBuilder {
   }
 
   /**
+   * Carries a trace context from each enqueue to the attempts of its jobs (default none): the queue's
+   * enqueues and the workers it starts share it. The module {@code pglock-micrometer} has one for
+   * OpenTelemetry, {@code OpenTelemetryJobTracing.create(openTelemetry)}. Needs the job table's
+   * column {@code trace_context} (schema version 11).
+   *
+   * @param tracing the tracing
+   * @return this builder
+   * @throws IllegalStateException if tracing was already set
+   */
+  public JobQueueBuilder tracing(JobTracing tracing) {
+    if (this.tracing != null) {
+      throw new IllegalStateException("tracing was already set to " + this.tracing);
+    }
+    this.tracing = Objects.requireNonNull(tracing, "tracing");
+    return this;
+  }
+
+  /**
    * Builds the queue and checks that the job table is there.
    *
-   * @throws io.pglock.SchemaMissingException if the schema is older than version 9
+   * @throws io.pglock.SchemaMissingException if the schema is older than version 9, or older than
+   *     version 11 with {@link #tracing(JobTracing)} set
    * @throws JobQueueException if the database cannot be reached
    * @return the running queue
    */
   public JobQueue build() {
     JsonMapper mapper = jsonMapper != null ? jsonMapper : JsonMapper.jackson();
-    return io.pglock.queue.internal.DefaultJobQueue.start(locks, mapper, networkTimeout);
+    return io.pglock.queue.internal.DefaultJobQueue.start(locks, mapper, networkTimeout, tracing);
   }
 }

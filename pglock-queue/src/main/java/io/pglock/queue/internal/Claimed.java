@@ -11,6 +11,7 @@ package io.pglock.queue.internal;
  * @param cancelled whether a cancel was asked already
  * @param slotKey the per-key concurrency slot lock it holds, or null
  * @param owner the owner (session) it was claimed under
+ * @param traceContext the column {@code trace_context} as JSON text, or null when the job carries none
  */
 record Claimed(long id, String kind, String payloadJson, int attempt, Integer maxAttempts, boolean cancelled,
-    Long slotKey, long owner) {}
+    Long slotKey, long owner, String traceContext) {}

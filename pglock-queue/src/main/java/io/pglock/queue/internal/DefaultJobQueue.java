@@ -9,6 +9,7 @@ import io.pglock.queue.JobAdmin;
 import io.pglock.queue.JobQueue;
 import io.pglock.queue.JobQueueException;
 import io.pglock.queue.JobRequest;
+import io.pglock.queue.JobTracing;
 import io.pglock.queue.JobWorker;
 import io.pglock.queue.JsonMapper;
 import io.pglock.queue.WorkerConfig;
@@ -35,6 +36,8 @@ public final class DefaultJobQueue implements JobQueue {
   private final String channel;
   private final Enqueuer enqueuer;
   private final JobAdmin admin;
+  /** The queue's tracing behind a guard; null when none was set. */
+  private final GuardedJobTracing tracing;
   private final List<DefaultJobWorker> workers = new CopyOnWriteArrayList<>();
   private ChannelListener listener;
   /**
@@ -50,24 +53,35 @@ public final class DefaultJobQueue implements JobQueue {
       });
   private boolean closed;
 
-  private DefaultJobQueue(PgLocks locks, JsonMapper mapper, Duration networkTimeout) {
+  private DefaultJobQueue(PgLocks locks, JsonMapper mapper, Duration networkTimeout, JobTracing tracing,
+      boolean traceColumn) {
     this.locks = locks;
     this.dataSource = locks.config().dataSource();
     this.schema = locks.config().schema();
     this.mapper = mapper;
     this.networkTimeout = networkTimeout;
-    this.sql = new JobSql(schema);
+    this.tracing = tracing == null ? null : new GuardedJobTracing(tracing);
+    this.sql = new JobSql(schema, traceColumn);
     this.keyBase = keyBase(schema);
     this.channel = channel(schema);
     this.enqueuer = new Enqueuer(sql, channel, mapper);
     this.admin = new DefaultJobAdmin(dataSource, schema, channel, (int) networkTimeout.toMillis());
   }
 
-  /** Builds the queue and checks that the job table exists. */
-  public static JobQueue start(PgLocks locks, JsonMapper mapper, Duration networkTimeout) {
-    DefaultJobQueue q = new DefaultJobQueue(locks, mapper, networkTimeout);
-    q.checkSchema();
-    return q;
+  /**
+   * Builds the queue and checks that the job table exists, and has the column {@code trace_context}
+   * if tracing is set.
+   *
+   * @param tracing the tracing, or null for none
+   */
+  public static JobQueue start(PgLocks locks, JsonMapper mapper, Duration networkTimeout, JobTracing tracing) {
+    String schema = locks.config().schema();
+    boolean traceColumn = checkSchema(locks.config().dataSource(), schema, networkTimeout);
+    if (tracing != null && !traceColumn) {
+      throw new SchemaMissingException("the job table " + schema + ".job has no column trace_context: tracing "
+          + "needs pglock's schema at version 11 or later; run PgLockSchema.migrate(dataSource, \"" + schema + "\")");
+    }
+    return new DefaultJobQueue(locks, mapper, networkTimeout, tracing, traceColumn);
   }
 
   /**
@@ -99,18 +113,24 @@ public final class DefaultJobQueue implements JobQueue {
     return "pglock_jobs_" + Long.toHexString(crc.getValue());
   }
 
-  private void checkSchema() {
+  /** Checks that the job table exists. @return whether it has the column {@code trace_context} (version 11) */
+  private static boolean checkSchema(DataSource dataSource, String schema, Duration networkTimeout) {
     boolean present;
+    boolean traceColumn;
     try {
-      present = ShortCall.run(dataSource, (int) networkTimeout.toMillis(), c -> {
-        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(quote_ident(?) || '.job') IS NOT NULL")) {
+      boolean[] found = ShortCall.run(dataSource, (int) networkTimeout.toMillis(), c -> {
+        try (PreparedStatement ps = c.prepareStatement("SELECT t IS NOT NULL, EXISTS (SELECT 1 FROM pg_attribute"
+            + " WHERE attrelid = t AND attname = 'trace_context' AND NOT attisdropped)"
+            + " FROM (SELECT to_regclass(quote_ident(?) || '.job') AS t) x")) {
           ps.setString(1, schema);
           try (ResultSet rs = ps.executeQuery()) {
             rs.next();
-            return rs.getBoolean(1);
+            return new boolean[] {rs.getBoolean(1), rs.getBoolean(2)};
           }
         }
       });
+      present = found[0];
+      traceColumn = found[1];
     } catch (SQLException e) {
       throw new JobQueueException("could not reach the database to check the job table: " + e.getMessage(), e);
     }
@@ -118,6 +138,7 @@ public final class DefaultJobQueue implements JobQueue {
       throw new SchemaMissingException("the job table " + schema + ".job is missing: the queue needs pglock's "
           + "schema at version 9 or later; run PgLockSchema.migrate(dataSource, \"" + schema + "\")");
     }
+    return traceColumn;
   }
 
   @Override
@@ -137,7 +158,9 @@ public final class DefaultJobQueue implements JobQueue {
       return List.of();
     }
     try {
-      return ShortCall.run(dataSource, (int) networkTimeout.toMillis(), c -> enqueuer.insert(c, requests));
+      String traceContext = traceContext(); // on the enqueuing thread, whichever thread runs the call
+      return ShortCall.run(dataSource, (int) networkTimeout.toMillis(),
+          c -> enqueuer.insert(c, requests, traceContext));
     } catch (SQLException e) {
       throw failure("enqueue " + requests.size() + " job(s)", e);
     }
@@ -151,10 +174,15 @@ public final class DefaultJobQueue implements JobQueue {
       return List.of();
     }
     try {
-      return enqueuer.insert(connection, requests);
+      return enqueuer.insert(connection, requests, traceContext());
     } catch (SQLException e) {
       throw failure("enqueue " + requests.size() + " job(s) on the caller's connection", e);
     }
+  }
+
+  /** {@return the trace context of the jobs enqueued now, as JSON text, or null for none} */
+  private String traceContext() {
+    return tracing == null ? null : tracing.capture();
   }
 
   private static void checkRequests(List<JobRequest> requests) {
@@ -276,6 +304,11 @@ public final class DefaultJobQueue implements JobQueue {
 
   java.util.concurrent.ScheduledExecutorService watch() {
     return watch;
+  }
+
+  /** {@return the queue's tracing behind its guard, or null when none was set} */
+  GuardedJobTracing tracing() {
+    return tracing;
   }
 
   JsonMapper mapper() {

@@ -2,6 +2,7 @@ package io.pglock.queue.internal;
 
 import io.pglock.queue.ClaimMode;
 import io.pglock.queue.JobListener;
+import io.pglock.queue.JobTracing;
 import io.pglock.queue.JobWorker;
 import io.pglock.queue.WorkerConfig;
 import java.sql.SQLException;
@@ -494,10 +495,12 @@ final class DefaultJobWorker implements JobWorker {
     if (earlier != null) {
       earlier.lose(); // claimed again, so the earlier attempt (still in its handler) is not ours any more
     }
-    handlers.execute(() -> execute(job, registration));
+    String traceContext = c.traceContext();
+    handlers.execute(() -> execute(job, registration, traceContext));
   }
 
-  private <T> void execute(RunningJob job, WorkerConfig.Registration<T> registration) {
+  /** @param traceContext the job's column {@code trace_context} (JSON text), or null */
+  private <T> void execute(RunningJob job, WorkerConfig.Registration<T> registration, String traceContext) {
     if (job.notGivenUp() && !job.isOwned()) {
       // claimed ahead, and its lock's or lease's deadline passed while it waited here (a pause of the
       // whole process, before the watch thread ran): another worker may run it now, so it never starts
@@ -515,24 +518,39 @@ final class DefaultJobWorker implements JobWorker {
       return;
     }
     job.running(Thread.currentThread());
-    long began = System.nanoTime();
-    Outcome outcome;
+    GuardedJobTracing tracing = jobs.tracing();
+    JobTracing.Attempt traced = tracing == null ? null : tracing.start(job, traceContext);
+    Outcome outcome = null;
+    Throwable failure = null;
+    JobListener.AttemptResult result = JobListener.AttemptResult.ABANDONED;
+    long took;
     try {
-      T payload = jobs.mapper().read(job.payloadJson(), registration.type());
-      registration.handler().handle(payload, job);
-      outcome = Outcome.of(job, "succeeded");
-    } catch (Throwable t) {
-      outcome = failures.outcome(job, t);
+      long began = System.nanoTime();
+      try {
+        T payload = jobs.mapper().read(job.payloadJson(), registration.type());
+        registration.handler().handle(payload, job);
+        outcome = Outcome.of(job, "succeeded");
+      } catch (Throwable t) {
+        failure = t;
+        outcome = failures.outcome(job, t);
+      } finally {
+        job.done();
+      }
+      took = System.nanoTime() - began;
+      long avg = handlerNanos;
+      handlerNanos = avg < 0 ? took : avg + (took - avg) / 8; // a rough moving average is all it needs
+      if (job.notGivenUp() && !job.isOwned()) {
+        givenUpPastDeadline(job); // finished past the deadline, before the watch thread noticed: as if it had
+      }
+      if (job.notGivenUp()) {
+        result = result(outcome.state());
+      }
     } finally {
-      job.done();
+      if (tracing != null) {
+        tracing.end(traced, result, failure); // on this thread, once, before the outcome is queued
+      }
     }
-    long took = System.nanoTime() - began;
-    long avg = handlerNanos;
-    handlerNanos = avg < 0 ? took : avg + (took - avg) / 8; // a rough moving average is all it needs
-    if (job.notGivenUp() && !job.isOwned()) {
-      givenUpPastDeadline(job); // finished past the deadline, before the watch thread noticed: as if it had
-    }
-    if (!job.notGivenUp()) {
+    if (result == JobListener.AttemptResult.ABANDONED) {
       // another worker may run it now (or will, at the shutdown deadline): this outcome is stale
       log.debug("worker on queue {}: {} finished after it was no longer owned; outcome dropped", config.queue(), job);
       running.remove(job.id(), job);
@@ -546,7 +564,7 @@ final class DefaultJobWorker implements JobWorker {
     running.remove(job.id(), job);
     wake();
     if (listener != null) {
-      listener.attemptEnded(config.queue(), job.kind(), result(outcome.state()), took);
+      listener.attemptEnded(config.queue(), job.kind(), result, took);
     }
   }
 

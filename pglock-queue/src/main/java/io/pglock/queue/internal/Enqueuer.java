@@ -37,9 +37,10 @@ final class Enqueuer {
   /**
    * Inserts the requests on the connection, in its transaction if one is open.
    *
+   * @param traceContext the trace context every job carries (JSON text), or null for none
    * @return one result per request, in order
    */
-  List<Enqueued> insert(Connection c, List<JobRequest> requests) throws SQLException {
+  List<Enqueued> insert(Connection c, List<JobRequest> requests, String traceContext) throws SQLException {
     String[] payloads = new String[requests.size()];
     for (int i = 0; i < payloads.length; i++) {
       JobRequest r = requests.get(i);
@@ -53,7 +54,7 @@ final class Enqueuer {
     // A unique job whose key holder finishes between our insert and our look-up is inserted on the
     // next pass; three passes make that race practically impossible to lose.
     for (int pass = 0; pass < ATTEMPTS && !pending.isEmpty(); pass++) {
-      pending = insertOnce(c, requests, payloads, pending, results);
+      pending = insertOnce(c, requests, payloads, traceContext, pending, results);
     }
     if (!pending.isEmpty()) {
       throw new JobQueueException("could not enqueue " + pending.size() + " unique jobs: their keys were taken and "
@@ -62,8 +63,8 @@ final class Enqueuer {
     return List.of(results);
   }
 
-  private List<Integer> insertOnce(Connection c, List<JobRequest> requests, String[] payloads, List<Integer> which,
-      Enqueued[] results) throws SQLException {
+  private List<Integer> insertOnce(Connection c, List<JobRequest> requests, String[] payloads, String traceContext,
+      List<Integer> which, Enqueued[] results) throws SQLException {
     int n = which.size();
     String[] queue = new String[n];
     String[] kind = new String[n];
@@ -90,16 +91,20 @@ final class Enqueuer {
     List<Long> plainIds = new ArrayList<>();
     Map<String, Long> insertedByKey = new HashMap<>();
     try (PreparedStatement ps = c.prepareStatement(sql.enqueue)) {
-      ps.setArray(1, c.createArrayOf("text", queue));
-      ps.setArray(2, c.createArrayOf("text", kind));
-      ps.setArray(3, c.createArrayOf("text", payload));
-      ps.setArray(4, c.createArrayOf("int4", priority));
-      ps.setArray(5, c.createArrayOf("text", runAt));
-      ps.setArray(6, c.createArrayOf("int8", delayMs));
-      ps.setArray(7, c.createArrayOf("int4", maxAttempts));
-      ps.setArray(8, c.createArrayOf("text", uniqueKey));
-      ps.setArray(9, c.createArrayOf("text", concurrencyKey));
-      ps.setString(10, channel);
+      int i = 1;
+      if (sql.traceColumn) {
+        ps.setString(i++, traceContext); // one for all the rows: null when the jobs carry none
+      }
+      ps.setArray(i++, c.createArrayOf("text", queue));
+      ps.setArray(i++, c.createArrayOf("text", kind));
+      ps.setArray(i++, c.createArrayOf("text", payload));
+      ps.setArray(i++, c.createArrayOf("int4", priority));
+      ps.setArray(i++, c.createArrayOf("text", runAt));
+      ps.setArray(i++, c.createArrayOf("int8", delayMs));
+      ps.setArray(i++, c.createArrayOf("int4", maxAttempts));
+      ps.setArray(i++, c.createArrayOf("text", uniqueKey));
+      ps.setArray(i++, c.createArrayOf("text", concurrencyKey));
+      ps.setString(i, channel);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String key = rs.getString(2);

@@ -25,6 +25,12 @@ final class JobSql {
 
   /** Running rows a rescue looks at per statement. */
   static final int RESCUE_BATCH = 1000;
+  /**
+   * Whether the job table has the column {@code trace_context} (schema version 11): if not, the
+   * enqueue binds no trace context and the claims return a null in its place, so that a queue with no
+   * tracing set runs on a schema at version 9 or 10.
+   */
+  final boolean traceColumn;
   final String enqueue;
   final String existingUnique;
   final String claimAdvisory;
@@ -39,13 +45,17 @@ final class JobSql {
   final String rescueLease;
   final String prune;
 
-  JobSql(String schema) {
+  JobSql(String schema, boolean traceColumn) {
     String job = schema + ".job";
+    this.traceColumn = traceColumn;
+    // The trace context, when the column is there, is one parameter for the whole statement (every job
+    // of an enqueue call carries the same), and the first one: it comes before the arrays in the text.
     enqueue = "WITH ins AS ("
-        + " INSERT INTO " + job + " (queue, kind, payload, priority, run_at, max_attempts, unique_key, concurrency_key)"
+        + " INSERT INTO " + job + " (queue, kind, payload, priority, run_at, max_attempts, unique_key, concurrency_key"
+        + (traceColumn ? ", trace_context" : "") + ")"
         + " SELECT r.queue, r.kind, r.payload::jsonb, r.priority::smallint,"
         + "   coalesce(r.run_at::timestamptz, now() + r.delay_ms * interval '1 millisecond'), r.max_attempts,"
-        + "   r.unique_key, r.concurrency_key"
+        + "   r.unique_key, r.concurrency_key" + (traceColumn ? ", ?::jsonb" : "")
         + " FROM unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[])"
         + "   AS r(queue, kind, payload, priority, run_at, delay_ms, max_attempts, unique_key, concurrency_key)"
         + " ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state IN ('available', 'running', 'retryable')"
@@ -66,8 +76,11 @@ final class JobSql {
     String claimed = " SET state = 'running', attempt = j.attempt + 1, owner = ?, node = ?, started_at = now(),"
         + " max_attempts = coalesce(j.max_attempts, (SELECT m.n FROM unnest(?::text[], ?::int[]) AS m(kind, n)"
         + "   WHERE m.kind = j.kind), ?), lease_until = ";
+    // The trace context comes with the claim (null when none: nothing to read), so that the worker has
+    // it without a round trip of its own.
     String taken = " RETURNING j.id, j.kind, j.payload::text, j.attempt, j.max_attempts,"
-        + " j.cancel_requested_at IS NOT NULL, j.concurrency_key";
+        + " j.cancel_requested_at IS NOT NULL, j.concurrency_key, "
+        + (traceColumn ? "j.trace_context::text" : "NULL::text");
     // The claim's UPDATE finds its rows by the ctid the row-locking selection returned (a row locked
     // FOR UPDATE cannot move meanwhile): a TID scan whatever the statistics, never a look-up by id in
     // job_available, whose dead entries after a burst made claims slow, and a plan that stays good

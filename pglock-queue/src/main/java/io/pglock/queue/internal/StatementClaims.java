@@ -135,12 +135,12 @@ abstract class StatementClaims implements Claims {
       int max = rs.getInt(5);
       Integer maxAttempts = rs.wasNull() ? null : max;
       Long slot = null;
-      if (rs.getMetaData().getColumnCount() >= 8) {
-        long k = rs.getLong(8);
+      if (rs.getMetaData().getColumnCount() >= 9) { // the keyed claim's slot lock, after the trace context
+        long k = rs.getLong(9);
         slot = rs.wasNull() ? null : k;
       }
       claimed.add(new Claimed(id, rs.getString(2), rs.getString(3), rs.getInt(4), maxAttempts, rs.getBoolean(6),
-          slot, owner));
+          slot, owner, rs.getString(8)));
     }
     return claimed;
   }
