@@ -1,5 +1,5 @@
 -- pglock schema, version 11: the trace context of a job (module pglock-queue).
--- ${schema} is the schema name (default pglock); Flyway and Liquibase substitute ${...} placeholders.
+-- ${schema} is the schema name (default pglock), a placeholder Flyway and Liquibase substitute.
 --
 -- When a JobQueue has tracing set (JobQueueBuilder.tracing), an enqueue stores the context current on
 -- the enqueuing thread (for OpenTelemetry the W3C headers: {"traceparent": "00-...", "tracestate": ...}),

@@ -5,6 +5,7 @@ import io.pglock.queue.JobQueue;
 import io.pglock.queue.JobQueueBuilder;
 import io.pglock.queue.JsonMapper;
 import io.pglock.spring.queue.JobHandlerProcessor;
+import io.pglock.spring.queue.JobQueueBuilderCustomizer;
 import io.pglock.spring.queue.JobWorkerBuilderCustomizer;
 import io.pglock.spring.queue.JobWorkersLifecycle;
 import io.pglock.spring.queue.SpringJobQueue;
@@ -15,6 +16,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * Auto-configuration of pglock's {@link JobQueue} when pglock-queue is on the class path (an
@@ -35,14 +37,31 @@ public class PgLockQueueAutoConfiguration {
    *
    * @param locks the node's instance
    * @param jsonMapper the application's pglock {@link JsonMapper}, if it defines one (default: Jackson)
+   * @param customizers applied last
    * @return the queue
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
-  public JobQueue pgLockJobQueue(PgLocks locks, ObjectProvider<JsonMapper> jsonMapper) {
+  public JobQueue pgLockJobQueue(PgLocks locks, ObjectProvider<JsonMapper> jsonMapper,
+      ObjectProvider<JobQueueBuilderCustomizer> customizers) {
     JobQueueBuilder b = JobQueue.builder(locks);
     jsonMapper.ifAvailable(b::jsonMapper);
+    customizers.orderedStream().forEach(c -> c.customize(b));
     return new SpringJobQueue(b.build(), locks.config().dataSource());
+  }
+
+  /**
+   * Jobs carry the enqueuer's trace context, and each attempt runs in a span of its own, when the
+   * application has an {@code OpenTelemetry} bean and pglock-micrometer is on the class path.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"io.opentelemetry.api.OpenTelemetry", "io.pglock.micrometer.OpenTelemetryJobTracing"})
+  @ConditionalOnProperty(prefix = "pglock.tracing", name = "enabled", matchIfMissing = true)
+  static class Tracing {
+    @Bean
+    JobQueueBuilderCustomizer pgLockJobTracing(ObjectProvider<io.opentelemetry.api.OpenTelemetry> openTelemetry) {
+      return b -> openTelemetry.ifAvailable(o -> b.tracing(io.pglock.micrometer.OpenTelemetryJobTracing.create(o)));
+    }
   }
 
   /**
