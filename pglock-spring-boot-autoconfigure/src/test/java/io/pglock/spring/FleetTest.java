@@ -161,7 +161,7 @@ class FleetTest {
       }
     });
     assertThat(leading.isActive()).isFalse();
-    assertThatThrownBy(() -> ((ConfigurableApplicationContext) leading).getBean(PgLocks.class))
+    assertThatThrownBy(() -> leading.getBean(PgLocks.class))
         .isInstanceOf(IllegalStateException.class);
   }
 }

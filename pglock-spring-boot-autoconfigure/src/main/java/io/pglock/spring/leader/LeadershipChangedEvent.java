@@ -12,8 +12,11 @@ import org.springframework.context.ApplicationEvent;
  */
 public final class LeadershipChangedEvent extends ApplicationEvent {
   private static final long serialVersionUID = 1L;
+  /** The term that began or ended. */
   private final transient Term term;
+  /** True if the term began. */
   private final boolean leader;
+  /** Why the term ended, or null if it began. */
   private final Revocation revocation;
 
   /**
