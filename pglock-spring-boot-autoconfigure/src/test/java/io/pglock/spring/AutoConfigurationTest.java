@@ -193,4 +193,48 @@ class AutoConfigurationTest {
     runner.withUserConfiguration(Pool.class, Registry.class).withPropertyValues("pglock.metrics.enabled=false")
         .run(context -> assertThat(context.getBean(MeterRegistry.class).find("pglock.locks.acquire").timer()).isNull());
   }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Telemetry {
+    static final io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter SPANS =
+        io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter.create();
+
+    @Bean
+    io.opentelemetry.api.OpenTelemetry openTelemetry() {
+      return io.opentelemetry.sdk.OpenTelemetrySdk.builder()
+          .setTracerProvider(io.opentelemetry.sdk.trace.SdkTracerProvider.builder()
+              .addSpanProcessor(io.opentelemetry.sdk.trace.export.SimpleSpanProcessor.create(SPANS)).build())
+          .setPropagators(io.opentelemetry.context.propagation.ContextPropagators.create(
+              io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator.getInstance()))
+          .build();
+    }
+  }
+
+  static class TracedHandler {
+    static final java.util.Queue<String> TRACES = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    @PgJobHandler(kind = "traced", queue = "autoconf-traced")
+    void handle(String json) {
+      TRACES.add(io.opentelemetry.api.trace.Span.current().getSpanContext().getTraceId());
+    }
+  }
+
+  @Test
+  void jobsCarryTheEnqueuersTraceWhenTheApplicationHasOpenTelemetry() {
+    runner.withUserConfiguration(Pool.class, Telemetry.class, TracedHandler.class).run(context -> {
+      io.opentelemetry.api.trace.Tracer tracer = context.getBean(io.opentelemetry.api.OpenTelemetry.class)
+          .getTracer("test");
+      io.opentelemetry.api.trace.Span parent = tracer.spanBuilder("signup").startSpan();
+      try (io.opentelemetry.context.Scope scope = parent.makeCurrent()) {
+        context.getBean(JobQueue.class).enqueue(io.pglock.queue.JobRequest.ofJson("traced", "\"x\"")
+            .queue("autoconf-traced"));
+      } finally {
+        parent.end();
+      }
+      String trace = parent.getSpanContext().getTraceId();
+      io.pglock.testing.Await.until("the traced job ran", Duration.ofSeconds(60), () -> TracedHandler.TRACES.contains(trace));
+      io.pglock.testing.Await.until("its span was exported", Duration.ofSeconds(60), () -> Telemetry.SPANS.getFinishedSpanItems()
+          .stream().anyMatch(sp -> sp.getName().equals("process autoconf-traced") && sp.getTraceId().equals(trace)));
+    });
+  }
 }

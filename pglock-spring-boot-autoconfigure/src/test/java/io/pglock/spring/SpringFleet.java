@@ -44,7 +44,10 @@ final class SpringFleet {
         "spring.datasource.hikari.connection-timeout=30000",
         "pglock.namespace=" + namespace,
         "pglock.node-name=" + node,
-        "spring.main.banner-mode=off"));
+        "spring.main.banner-mode=off",
+        // Flyway and Liquibase are on the test class path for their own tests; this app does not use them
+        "spring.flyway.enabled=false",
+        "spring.liquibase.enabled=false"));
     if (db.user() != null) {
       props.add("spring.datasource.username=" + db.user());
     }
