@@ -203,7 +203,7 @@ public class PgLockProperties {
     private String name = "pglock";
     /**
      * Apply pglock's migrations at start, under an advisory lock (every node may; each migration
-     * runs once). Off: an administrator applies them (pglock migrate, or the files under
+     * runs once). Off: an administrator applies them (PgLockSchema.migrate, or the files under
      * io/pglock/schema/ with Flyway or Liquibase).
      */
     private boolean migrate = true;

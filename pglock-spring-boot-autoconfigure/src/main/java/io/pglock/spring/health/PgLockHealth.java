@@ -58,7 +58,7 @@ public final class PgLockHealth {
       if (version >= 0 && version < PgLockSchema.latestVersion()) {
         up = false;
         d.put("error", "schema \"" + config.schema() + "\" is at version " + version + ", this library needs "
-            + PgLockSchema.latestVersion() + ": migrate it (pglock.schema.migrate=true, or pglock migrate)");
+            + PgLockSchema.latestVersion() + ": migrate it (pglock.schema.migrate=true, or PgLockSchema.migrate)");
       }
     } catch (SQLException | RuntimeException e) {
       up = false;
