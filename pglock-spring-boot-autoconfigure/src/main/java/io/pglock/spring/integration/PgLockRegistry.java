@@ -26,9 +26,13 @@ import org.springframework.integration.support.locks.ExpirableLockRegistry;
  * a thread takes the advisory lock, the matching last {@code unlock()} releases it. A reentrant
  * {@code tryLock()} by the holding thread returns false once the lock was lost (its connection or
  * lease): that is how {@code LockRegistryLeaderInitiator} learns, at its next heartbeat, that it is no
- * longer the leader. {@code unlock()} of a lost lock releases the thread's hold and then throws
- * {@link ConcurrentModificationException}, as {@code JdbcLockRegistry} does for an expired lock,
- * so that work done under it is known to have been unprotected for a while.
+ * longer the leader. That answer also drops every hold of the thread, so that its next
+ * {@code tryLock} competes for the lock again (the initiator stands again after a revocation without
+ * unlocking); each {@code unlock()} still owed for the dropped holds throws
+ * {@link ConcurrentModificationException}. {@code unlock()} of a lost lock releases the thread's hold
+ * and throws it too, as {@code JdbcLockRegistry} does for an expired lock, so that work done under it
+ * is known to have been unprotected for a while. A reentrant {@code lock()} does not check: ask
+ * {@code tryLock()}.
  *
  * <p>Keys are turned into lock names with {@code String.valueOf(key)}, prefixed with the
  * registry's region; the same key gives the same {@code Lock} object until
@@ -81,6 +85,9 @@ public final class PgLockRegistry implements ExpirableLockRegistry {
     private final ReentrantLock local = new ReentrantLock();
     private volatile LockHandle handle;
     private volatile long lastUsed = System.currentTimeMillis();
+    /** The thread whose holds were dropped when it learned of a loss, and how many unlock() calls it owes. */
+    private Thread droppedBy;
+    private int dropped;
 
     PgLock(SessionLock lock) {
       this.lock = lock;
@@ -147,12 +154,16 @@ public final class PgLockRegistry implements ExpirableLockRegistry {
 
     private boolean afterLocal(Acquire acquire) {
       if (local.getHoldCount() > 1) {
-        // the thread holds it already: say whether it still does (a lost lock answers false)
+        // the thread holds it already: say whether it still does
         LockHandle h = handle;
         if (h != null && h.isHeld()) {
           return true;
         }
-        local.unlock();
+        // Lost: answer false, once, and drop every hold of this thread, so that its next try
+        // competes for the lock again (LockRegistryLeaderInitiator revokes on this false and never
+        // unlocks; a hold kept would answer false at once forever). Its unlock() calls for the
+        // dropped holds throw ConcurrentModificationException, as unlock() of a lost lock does.
+        dropLostHolds();
         return false;
       }
       try {
@@ -172,9 +183,31 @@ public final class PgLockRegistry implements ExpirableLockRegistry {
       }
     }
 
+    private void dropLostHolds() {
+      LockHandle h = handle;
+      handle = null;
+      if (h != null) {
+        h.close();
+      }
+      int held = local.getHoldCount();
+      synchronized (this) {
+        droppedBy = Thread.currentThread();
+        dropped = held - 1; // the holds taken before this try: each has an unlock() to come
+      }
+      for (int i = 0; i < held; i++) {
+        local.unlock();
+      }
+    }
+
     @Override
     public void unlock() {
       if (!local.isHeldByCurrentThread()) {
+        synchronized (this) {
+          if (droppedBy == Thread.currentThread() && dropped > 0) {
+            dropped--;
+            throw lost("was lost while this thread held it (a tryLock said so and dropped its holds)");
+          }
+        }
         throw new IllegalMonitorStateException("this thread does not hold the lock \"" + lock.key() + "\"");
       }
       if (local.getHoldCount() > 1) {
@@ -192,10 +225,13 @@ public final class PgLockRegistry implements ExpirableLockRegistry {
         local.unlock();
       }
       if (!wasHeld) {
-        throw new ConcurrentModificationException("the lock \"" + lock.key() + "\" was lost before unlock() (its"
-            + " connection or lease ended: " + (h == null ? "never taken" : h.state())
-            + "); another node may have held it meanwhile");
+        throw lost("was lost before unlock() (" + (h == null ? "never taken" : h.state()) + ")");
       }
+    }
+
+    private ConcurrentModificationException lost(String what) {
+      return new ConcurrentModificationException("the lock \"" + lock.key() + "\" " + what + ": its connection or"
+          + " lease ended, and another node may have held it meanwhile");
     }
 
     @Override
