@@ -78,7 +78,8 @@ final class B8Failover implements Benchmark {
       clean = false;
       throw e;
     } finally {
-      clean &= sides.stream().allMatch(s -> s.results().values().stream().allMatch(r -> r.problems().isEmpty()));
+      clean &= sides.stream().allMatch(s -> s.results().values().stream().allMatch(r -> r.problems().isEmpty())
+          && s.notRun().values().stream().noneMatch(why -> why.startsWith("ERROR")));
       if (clean) {
         deleteTree(dir);
       } else {

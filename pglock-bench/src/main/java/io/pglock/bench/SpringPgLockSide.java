@@ -41,7 +41,8 @@ final class SpringPgLockSide implements ElectionSide {
   public String settings() {
     return "LockRegistryLeaderInitiator defaults (heartbeat 500 ms, busy wait 50 ms) on new PgLockRegistry(pgLocks), "
         + "PgLocks lease " + lease.toMillis() + " ms (pglock's row), pglock's defaults otherwise; HikariCP pool of 3 "
-        + "per contender (lock session + 2 wait sessions)";
+        + "per contender (lock session + 2 wait sessions); a revoked leader never stands again (its loop spins on "
+        + "a lost reentrant hold), so after pg_terminate_backend and SIGSTOP it is replaced by a fresh JVM";
   }
 
   @Override
@@ -61,6 +62,17 @@ final class SpringPgLockSide implements ElectionSide {
   public Duration expected(Fault fault) {
     // as pglock's own row: a paused leader's lock is freed when the server ends its idle session
     return fault == Fault.PAUSE ? lease : Duration.ZERO;
+  }
+
+  /**
+   * No: once revoked, the initiator's thread keeps a hold of the registry's lock (it never unlocks after
+   * its heartbeat's reentrant {@code tryLock} answered false), and {@code PgLockRegistry} answers every
+   * later reentrant {@code tryLock} false at once from the lost handle, so the old leader's loop spins
+   * without ever waiting for the lock again (see docs/benchmarks.md, B8).
+   */
+  @Override
+  public boolean revokedLeaderStandsAgain() {
+    return false;
   }
 
   @Override
