@@ -24,7 +24,8 @@ jar="$here/target/pglock-bench.jar"
 if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/pglock-core/pom.xml" "$root/pglock-core/src/main" \
     "$root/pglock-scheduler/pom.xml" "$root/pglock-scheduler/src/main" "$root/pglock-queue/pom.xml" \
     "$root/pglock-queue/src/main" "$root/pglock-testing/pom.xml" \
-    "$root/pglock-testing/src/main" "$here/pom.xml" "$here/src/main" -newer "$jar" -type f -print -quit)" ]]; then
+    "$root/pglock-testing/src/main" "$root/pglock-spring-boot-autoconfigure/pom.xml" \
+    "$root/pglock-spring-boot-autoconfigure/src/main" "$here/pom.xml" "$here/src/main" -newer "$jar" -type f -print -quit)" ]]; then
   echo "building $jar ..." >&2
   (cd "$root" && ./mvnw -q -pl pglock-bench -am package -DskipTests)
 fi

@@ -16,7 +16,8 @@ import java.util.stream.Stream;
 /**
  * B8: leader failover time, pglock against Curator's LeaderLatch (on a ZooKeeper of the run's own)
  * and Spring Integration's LockRegistryLeaderInitiator (on a JdbcLockRegistry in the same
- * PostgreSQL), each peer at its default settings and at settings tuned to pglock's bench lease. For
+ * PostgreSQL), each peer at its default settings and at settings tuned to pglock's bench lease, and
+ * the same initiator at its defaults on pglock's PgLockRegistry (the bench lease). For
  * each system and fault, {@code --trials} trials on fleets of three contender JVMs (see
  * {@link FailoverTrials}); the failover time runs from just before the fault to the new leader's
  * elected callback. Goals (pglock): clean handover p50 at most 50 ms, SIGKILL and
@@ -70,11 +71,15 @@ final class B8Failover implements Benchmark {
           sides.add(notRun(new SpringSide(db, table, null), shortRun(o)));
         }
       }
+      try (SpringPgLockSide onPglock = new SpringPgLockSide(db, LEASE)) {
+        sides.add(runSide(onPglock, db, o, log));
+      }
     } catch (Exception | Error e) {
       clean = false;
       throw e;
     } finally {
-      clean &= sides.stream().allMatch(s -> s.results().values().stream().allMatch(r -> r.problems().isEmpty()));
+      clean &= sides.stream().allMatch(s -> s.results().values().stream().allMatch(r -> r.problems().isEmpty())
+          && s.notRun().values().stream().noneMatch(why -> why.startsWith("ERROR")));
       if (clean) {
         deleteTree(dir);
       } else {
@@ -224,7 +229,7 @@ final class B8Failover implements Benchmark {
     r.note("elected: which node the trials elected (other: a standby; same: the old leader took its lock back; "
         + "kept: nobody, the leader kept leading without a revocation; timeout: nobody before the trial's timeout)");
     r.note("pglock's paused leader: goal on the max (every trial), the others on the p50; baseline column: the "
-        + "peers' p50 at tuned settings");
+        + "peers' p50 at tuned settings, and Spring's initiator on PgLockRegistry");
     for (SideResult s : sides) {
       if (!s.settings().isEmpty()) {
         r.note("%s %s: %s", s.system(), s.setting(), s.settings());
@@ -257,8 +262,9 @@ final class B8Failover implements Benchmark {
     StringBuilder b = new StringBuilder();
     for (SideResult s : sides) {
       if (s.cost() != null && s.system().startsWith("Spring")) {
+        String label = s.system().endsWith("PgLockRegistry") ? "on PgLockRegistry" : s.setting().replaceFirst(",.*", "");
         b.append(b.length() == 0 ? "Spring " : ", ").append(Report.fmt("%.1f/s (%.1f/s) %s", s.cost().standbyStatements(),
-            s.cost().leaderStatements(), s.setting().replaceFirst(",.*", "")));
+            s.cost().leaderStatements(), label));
       }
     }
     return b.length() == 0 ? "-" : b.toString();
@@ -316,8 +322,9 @@ final class B8Failover implements Benchmark {
   private static String peersP50(List<SideResult> sides, Fault f) {
     StringBuilder b = new StringBuilder();
     for (SideResult s : sides) {
-      if (s.setting().startsWith("tuned")) {
-        String name = s.system().startsWith("Curator") ? "Curator" : "Spring";
+      if (s.setting().startsWith("tuned") || s.system().endsWith("PgLockRegistry")) {
+        String name = s.system().startsWith("Curator") ? "Curator"
+            : s.system().endsWith("PgLockRegistry") ? "Spring on PgLockRegistry" : "Spring";
         FailoverTrials.Result r = s.results().get(f);
         String v = r == null ? "n/a" : ms(LossLatency.percentile(r.millis(), 0.5), r.millis().length);
         b.append(b.length() == 0 ? "" : ", ").append(name).append(' ').append(v);

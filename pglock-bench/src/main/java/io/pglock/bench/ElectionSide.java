@@ -43,6 +43,15 @@ interface ElectionSide extends AutoCloseable {
     return true;
   }
 
+  /**
+   * Whether a leader that lost its term and said so (after pg_terminate_backend, or a pause) stands
+   * for election again. When it does not, the trial's aftermath replaces it by a fresh JVM, as after a
+   * SIGKILL, so that the next trial starts from three contenders in line.
+   */
+  default boolean revokedLeaderStandsAgain() {
+    return true;
+  }
+
   /** Whether every standby of the fleet is in line, as far as the parent can see beyond its events. */
   boolean standbysInLine(Fleet fleet, Connection monitor) throws Exception;
 

@@ -214,7 +214,7 @@ final class FailoverTrials {
         // a paused leader must learn it lost its term before it acts as leader: its first word
         Optional<FleetEvent> first = fleet.events.await(resumeMark,
             e -> e.who() == leader && (e.is("REVOKED") || e.is("ELECTED") || e.is("EXITED")), aftermathDeadline);
-        if (first.isEmpty() || !first.get().is("REVOKED")) {
+        if (first.isEmpty() || !first.get().is("REVOKED") || !side.revokedLeaderStandsAgain()) {
           leader.kill();
           leader.awaitExit(AFTERMATH_TIMEOUT);
           fleet.replace(leader);
@@ -225,6 +225,11 @@ final class FailoverTrials {
       default -> {
         Optional<FleetEvent> said = fleet.events.await(mark, e -> e.who() == leader && e.is("REVOKED"),
             outcome == Outcome.KEPT ? System.nanoTime() : aftermathDeadline);
+        if (said.isPresent() && !side.revokedLeaderStandsAgain()) {
+          leader.kill();
+          leader.awaitExit(AFTERMATH_TIMEOUT);
+          fleet.replace(leader);
+        }
         return new Trial(millis, outcome, said.map(FailoverTrials::word).orElse(""),
             said.map(e -> (e.nanos() - t0) / 1e6).orElse(Double.NaN));
       }
