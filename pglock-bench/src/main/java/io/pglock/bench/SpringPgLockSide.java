@@ -64,17 +64,6 @@ final class SpringPgLockSide implements ElectionSide {
     return fault == Fault.PAUSE ? lease : Duration.ZERO;
   }
 
-  /**
-   * No: once revoked, the initiator's thread keeps a hold of the registry's lock (it never unlocks after
-   * its heartbeat's reentrant {@code tryLock} answered false), and {@code PgLockRegistry} answers every
-   * later reentrant {@code tryLock} false at once from the lost handle, so the old leader's loop spins
-   * without ever waiting for the lock again (see docs/benchmarks.md, B8).
-   */
-  @Override
-  public boolean revokedLeaderStandsAgain() {
-    return false;
-  }
-
   @Override
   public boolean standbysInLine(Fleet fleet, Connection monitor) throws SQLException {
     return ElectionSide.pids(monitor, """
