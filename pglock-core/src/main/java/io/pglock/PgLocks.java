@@ -137,6 +137,20 @@ public interface PgLocks extends AutoCloseable {
   int openSessions();
 
   /**
+   * How long until the lease of the open lock session nearest its deadline runs out, by the stricter
+   * of the monotonic and wall clocks: the margin this node has before it must count its locks as
+   * lost. A healthy session stays between about two thirds of the lease and the whole of it
+   * (heartbeats every third); a value falling toward zero means round trips are not coming back.
+   * Health checks and dashboards show it; nothing needs to poll it for correctness, since
+   * {@link LockHandle#isHeld()} checks the deadline itself.
+   *
+   * @return the smallest time left over the open lock sessions (zero if one has run out), or empty
+   *     when no lock session is open (none needed yet, or built with
+   *     {@link PgLocksBuilder#transactionLocksOnly()})
+   */
+  java.util.Optional<java.time.Duration> leaseMargin();
+
+  /**
    * Releases every held lock, closes every lock session, writes the lock history's last records
    * and stops the background threads. Waits
    * at most {@link PgLocksBuilder#connectTimeout(java.time.Duration) connectTimeout} (plus thread

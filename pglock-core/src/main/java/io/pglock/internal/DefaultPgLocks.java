@@ -296,6 +296,11 @@ public final class DefaultPgLocks implements PgLocks {
   }
 
   @Override
+  public java.util.Optional<java.time.Duration> leaseMargin() {
+    return sessions == null ? java.util.Optional.empty() : sessions.leaseMargin();
+  }
+
+  @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;

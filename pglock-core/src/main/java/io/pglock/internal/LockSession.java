@@ -120,6 +120,11 @@ final class LockSession {
     return !dead.get() && !lease.expired();
   }
 
+  /** How long until the lease runs out, by the stricter clock (zero or less when it has). */
+  long leaseRemainingNanos() {
+    return lease.remainingNanos();
+  }
+
   /** The lease deadline on the {@link System#nanoTime()} scale. */
   long leaseDeadline() {
     return lease.deadline();

@@ -319,6 +319,19 @@ final class Sessions {
     return n;
   }
 
+  /** The smallest lease time left over the open lock sessions, or empty when none is open. */
+  java.util.Optional<java.time.Duration> leaseMargin() {
+    long least = Long.MAX_VALUE;
+    for (Slot slot : lockSessions) {
+      LockSession s = slot.session;
+      if (s != null && !s.isDead()) {
+        least = Math.min(least, s.leaseRemainingNanos());
+      }
+    }
+    return least == Long.MAX_VALUE ? java.util.Optional.empty()
+        : java.util.Optional.of(java.time.Duration.ofNanos(Math.max(0, least)));
+  }
+
   private void ensureOpen() {
     if (closed) {
       throw closedError();

@@ -132,7 +132,10 @@ class FleetTest {
     for (ConfigurableApplicationContext c : new ConfigurableApplicationContext[] {a, b}) {
       PgLockHealth.Result health = c.getBean(PgLockHealth.class).check();
       assertThat(health.up()).as("%s", health.details()).isTrue();
-      assertThat(health.details()).containsKeys("namespace", "node", "heldLocks", "schemaVersion", "elections");
+      assertThat(health.details()).containsKeys("namespace", "node", "heldLocks", "schemaVersion", "elections",
+          "leaseMarginMs");
+      assertThat((Long) health.details().get("leaseMarginMs")).as("a healthy session's margin")
+          .isPositive().isLessThanOrEqualTo(30_000L);
       // the Actuator indicator of the Boot the test runs on (3.5 here, 4.0 in pglock-spring-boot4-tests)
       Object indicator = c.getBean("pglockHealthIndicator");
       String boot = org.springframework.boot.SpringBootVersion.getVersion();

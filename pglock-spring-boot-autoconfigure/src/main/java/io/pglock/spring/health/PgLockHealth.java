@@ -15,6 +15,10 @@ import java.util.function.Consumer;
  * What the health contributor reports, independent of the Actuator version: the Boot 3 and Boot 4
  * indicators only translate it. Works without Actuator too ({@link #check()}).
  *
+ * <p>Details: namespace, node, open lock sessions, held locks and their cap, the lease margin
+ * ({@link PgLocks#leaseMargin()}), the schema's version, and what the other pglock beans add
+ * (elections led, workers, scheduled tasks).
+ *
  * <p>DOWN means this node cannot coordinate: the database does not answer within 5 s, or the
  * schema is older than this library needs. A node that holds nothing, leads nothing and has no
  * job to run is UP: being passive (a standby, an idle worker) is its job, and a health check that
@@ -50,6 +54,9 @@ public final class PgLockHealth {
     d.put("lockSessions", locks.openSessions());
     d.put("heldLocks", locks.heldLocks());
     d.put("maxHeldLocks", locks.maxHeldLocks());
+    // how long this node could go without a round trip before counting its locks lost: near the
+    // lease when healthy, falling toward zero when round trips stop coming back
+    locks.leaseMargin().ifPresent(m -> d.put("leaseMarginMs", m.toMillis()));
     boolean up = true;
     try {
       int version = schemaVersion(config);
