@@ -38,16 +38,20 @@ public class PgLockQueueAutoConfiguration {
    * @param locks the node's instance
    * @param jsonMapper the application's pglock {@link JsonMapper}, if it defines one (default: Jackson)
    * @param customizers applied last
+   * @param dataSources the application's DataSource (its primary one), whose transactions an enqueue
+   *     joins; pglock's own if the application has none that is unique or primary
    * @return the queue
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public JobQueue pgLockJobQueue(PgLocks locks, ObjectProvider<JsonMapper> jsonMapper,
-      ObjectProvider<JobQueueBuilderCustomizer> customizers) {
+      ObjectProvider<JobQueueBuilderCustomizer> customizers, ObjectProvider<javax.sql.DataSource> dataSources) {
     JobQueueBuilder b = JobQueue.builder(locks);
     jsonMapper.ifAvailable(b::jsonMapper);
     customizers.orderedStream().forEach(c -> c.customize(b));
-    return new SpringJobQueue(b.build(), locks.config().dataSource());
+    // an application that gives pglock a DataSource of its own still enqueues in the transactions
+    // of its primary one (the same database)
+    return new SpringJobQueue(b.build(), dataSources.getIfUnique(() -> locks.config().dataSource()));
   }
 
   /**
