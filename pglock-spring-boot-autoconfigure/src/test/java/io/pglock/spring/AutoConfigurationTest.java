@@ -237,4 +237,41 @@ class AutoConfigurationTest {
           .stream().anyMatch(sp -> sp.getName().equals("process autoconf-traced") && sp.getTraceId().equals(trace)));
     });
   }
+
+  static class ShedLockUser {
+    static final java.util.concurrent.atomic.AtomicInteger RUNS = new java.util.concurrent.atomic.AtomicInteger();
+    static volatile java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(0);
+
+    /** Unchanged ShedLock code: ShedLock's own annotation, no LockProvider, no @EnableSchedulerLock. */
+    @net.javacrumbs.shedlock.spring.annotation.SchedulerLock(name = "shedlock-user", lockAtMostFor = "PT1M")
+    public void report() throws InterruptedException {
+      RUNS.incrementAndGet();
+      gate.await(60, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void shedLocksOwnAnnotationTakesPglocksLock() throws Exception {
+    runner.withUserConfiguration(Pool.class, ShedLockUser.class).run(context -> {
+      ShedLockUser bean = context.getBean(ShedLockUser.class);
+      java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+      ShedLockUser.gate = gate;
+      ShedLockUser.RUNS.set(0);
+      java.util.concurrent.CompletableFuture<Void> first = java.util.concurrent.CompletableFuture.runAsync(() -> {
+        try {
+          bean.report();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      io.pglock.testing.Await.until("the first call runs", Duration.ofSeconds(60), () -> ShedLockUser.RUNS.get() == 1);
+      assertThat(context.getBean(PgLocks.class).heldLocks()).as("the call holds pglock's lock").isEqualTo(1);
+      bean.report(); // skipped: the lock is held
+      assertThat(ShedLockUser.RUNS.get()).isEqualTo(1);
+      gate.countDown();
+      first.get(60, java.util.concurrent.TimeUnit.SECONDS);
+      bean.report();
+      assertThat(ShedLockUser.RUNS.get()).isEqualTo(2);
+    });
+  }
 }

@@ -18,6 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationAttributes;
 
 /**
  * Runs a {@link SchedulerLock} method under its lock: try once, skip the call if another node
@@ -26,6 +27,8 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
  */
 final class SchedulerLockInterceptor implements MethodInterceptor {
   private static final Logger log = LoggerFactory.getLogger(SchedulerLockInterceptor.class);
+  /** ShedLock's annotation, honoured as pglock's when shedlock-spring is on the class path. */
+  static final String SHEDLOCK_ANNOTATION = "net.javacrumbs.shedlock.spring.annotation.SchedulerLock";
   private final ObjectProvider<PgLocks> locks;
   private final UnaryOperator<String> resolver;
   private final Map<Method, Settings> settings = new ConcurrentHashMap<>();
@@ -77,16 +80,19 @@ final class SchedulerLockInterceptor implements MethodInterceptor {
   }
 
   private Settings settings(Method method) {
-    SchedulerLock a = AnnotatedElementUtils.findMergedAnnotation(method, SchedulerLock.class);
+    AnnotationAttributes a = AnnotatedElementUtils.findMergedAnnotationAttributes(method, SchedulerLock.class, false, false);
+    if (a == null) {
+      a = AnnotatedElementUtils.findMergedAnnotationAttributes(method, SHEDLOCK_ANNOTATION, false, false);
+    }
     if (a == null) {
       throw new IllegalStateException("no @SchedulerLock on " + method);
     }
-    String name = resolver.apply(a.name());
+    String name = resolver.apply(a.getString("name"));
     if (name == null || name.isBlank()) {
       throw new IllegalArgumentException("@SchedulerLock on " + method + " needs a name: the lock every node takes");
     }
-    Durations.parse(resolver.apply(a.lockAtMostFor()), "lockAtMostFor", method); // checked, not needed
-    Duration atLeast = Durations.parse(resolver.apply(a.lockAtLeastFor()), "lockAtLeastFor", method);
+    Durations.parse(resolver.apply(a.getString("lockAtMostFor")), "lockAtMostFor", method); // checked, not needed
+    Duration atLeast = Durations.parse(resolver.apply(a.getString("lockAtLeastFor")), "lockAtLeastFor", method);
     return new Settings(name, atLeast == null ? Duration.ZERO : atLeast);
   }
 
