@@ -9,9 +9,10 @@ import java.lang.annotation.Target;
 /**
  * ShedLock's annotation, on pglock: a method with it runs on one node at a time; a node that
  * finds the lock taken skips the call (returns {@code null}, or nothing for {@code void}). A
- * ShedLock user changes the import from {@code net.javacrumbs.shedlock.spring.annotation} to
- * {@code io.pglock.spring.scheduling} and removes the {@code LockProvider} bean and
- * {@code @EnableSchedulerLock}; the {@code @Scheduled} method stays as it is.
+ * ShedLock user removes the {@code LockProvider} bean and {@code @EnableSchedulerLock}, and either
+ * keeps ShedLock's own annotation (the starter honours it while shedlock-spring is on the class
+ * path) or changes its import from {@code net.javacrumbs.shedlock.spring.annotation} to
+ * {@code io.pglock.spring.scheduling}; the {@code @Scheduled} method stays as it is.
  *
  * <p>What changes: the lock is a session advisory lock, released when the method returns (or
  * after {@link #lockAtLeastFor()}) and, if the node dies, when its connection closes; so
