@@ -274,4 +274,35 @@ class AutoConfigurationTest {
       assertThat(ShedLockUser.RUNS.get()).isEqualTo(2);
     });
   }
+
+  @Configuration(proxyBeanMethods = false)
+  static class OwnElection {
+    static final java.util.Queue<String> SEEN = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    @Bean(destroyMethod = "close")
+    io.pglock.election.LeaderElection myElection(PgLocks locks,
+        org.springframework.beans.factory.ObjectProvider<io.pglock.spring.scheduling.SchedulerLifecycle> scheduler) {
+      return io.pglock.election.LeaderElection.join(locks, "own-election", new io.pglock.election.Candidate() {
+        @Override
+        public void elected(io.pglock.election.Term term) {
+          SEEN.add("elected");
+        }
+
+        @Override
+        public void revoked(io.pglock.election.Term term, io.pglock.election.Revocation reason) {
+          SEEN.add("revoked " + reason + ", scheduler running " + scheduler.getObject().isRunning()
+              + ", lock sessions " + locks.openSessions());
+        }
+      });
+    }
+  }
+
+  @Test
+  void theApplicationsOwnElectionIsClosedFirstAtShutdown() {
+    OwnElection.SEEN.clear();
+    runner.withUserConfiguration(Pool.class, OwnElection.class).run(context ->
+        io.pglock.testing.Await.until("elected", Duration.ofSeconds(60), () -> OwnElection.SEEN.contains("elected")));
+    // closed by the context: revoked while the scheduler and PgLocks still ran
+    assertThat(OwnElection.SEEN).containsExactly("elected", "revoked SHUTDOWN, scheduler running true, lock sessions 1");
+  }
 }

@@ -23,8 +23,9 @@ import org.springframework.util.StringUtils;
  * pool Boot creates), after the DataSource and the application's own Flyway or Liquibase
  * migrations. Every bean backs off when the application defines its own.
  *
- * <p>Order at shutdown: the context first stops its lifecycles, highest phase first (leader-only
- * beans and elections, then queue workers, then the scheduler: see {@link PgLockPhases}), within
+ * <p>Order at shutdown: the context first stops its lifecycles, highest phase first (the
+ * application's own ownership and election beans, leader-only beans and their elections, then queue
+ * workers, then the scheduler: see {@link PgLockPhases}), within
  * Boot's graceful-shutdown phase timeout; then it destroys beans, and {@link PgLocks} is closed
  * last because every other pglock bean depends on it.
  */
@@ -166,6 +167,22 @@ public class PgLockAutoConfiguration {
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
   static SchedulerLockAdvisor pgLockSchedulerLockAdvisor(ObjectProvider<PgLocks> locks) {
     return new SchedulerLockAdvisor(locks);
+  }
+
+  /**
+   * Closes the application's own ownership, election and membership beans first at shutdown.
+   *
+   * @param ownerships the application's ownership beans
+   * @param elections the application's election beans
+   * @param memberships the application's membership beans
+   * @return the lifecycle
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public CoordinationShutdown pgLockCoordinationShutdown(ObjectProvider<io.pglock.ownership.Ownership> ownerships,
+      ObjectProvider<io.pglock.election.LeaderElection> elections,
+      ObjectProvider<io.pglock.election.Membership> memberships) {
+    return new CoordinationShutdown(ownerships, elections, memberships);
   }
 
   /**
