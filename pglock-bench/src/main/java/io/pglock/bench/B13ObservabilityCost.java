@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * B13: what metrics and tracing cost. B1's cycle (1 thread, a new key every cycle) and B2's (64
@@ -68,15 +69,19 @@ final class B13ObservabilityCost implements Benchmark {
         PgLocks observed = db.pgLocks("b13-1-observed", b -> b.listener(metrics))) {
       metrics.bind(observed);
       AtomicLong next = new AtomicLong(Benchmark.keyBase());
-      Load.Cycle plainCycle = t -> freshKey(plain, next.getAndIncrement());
-      Load.Cycle observedCycle = t -> freshKey(observed, next.getAndIncrement());
+      Cpu plainCpu = new Cpu();
+      Cpu observedCpu = new Cpu();
+      Load.Cycle plainCycle = plainCpu.counted(t -> freshKey(plain, next.getAndIncrement()));
+      Load.Cycle observedCycle = observedCpu.counted(t -> freshKey(observed, next.getAndIncrement()));
       Rounds.Paired p = Rounds.interleave(rounds,
-          () -> Load.run(1, ramp, o.roundNanos(), "b13-plain", plainCycle).microsPerCycle(),
-          () -> Load.run(1, ramp, o.roundNanos(), "b13-observed", observedCycle).microsPerCycle());
+          () -> plainCpu.measure(() -> Load.run(1, ramp, o.roundNanos(), "b13-plain", plainCycle).microsPerCycle()),
+          () -> observedCpu.measure(
+              () -> Load.run(1, ramp, o.roundNanos(), "b13-observed", observedCycle).microsPerCycle()));
       r.atMost("cycle time, 1 thread (B1's cycle)", B1Uncontended.fmtUs(p.baselineMedian()) + " plain",
           B1Uncontended.fmtUs(p.pglockMedian()) + " metrics", p.ratio(), GOAL_1_THREAD);
       r.note("1 thread: %s (us per cycle; baseline = plain, pglock = metrics)", p.detail("%.1f"));
       r.note("1 thread: %s", Rounds.summary(p, p.quiet(true), "%.1f us"));
+      r.note("1 thread: %s", Cpu.compare(plainCpu, observedCpu, "cycle"));
       r.note("1 thread: %s recorded %,d attempts; gauges %s", PgLocksMetrics.ACQUIRE,
           Observability.count(registry, PgLocksMetrics.ACQUIRE), gauges(registry));
     } finally {
@@ -92,15 +97,21 @@ final class B13ObservabilityCost implements Benchmark {
             b -> b.lockSessions(B2ManyThreads.LOCK_SESSIONS).listener(metrics))) {
       metrics.bind(observed);
       long base = Benchmark.keyBase();
-      Load.Cycle plainCycle = t -> randomKey(plain, base + ThreadLocalRandom.current().nextLong(KEY_SPACE));
-      Load.Cycle observedCycle = t -> randomKey(observed, base + ThreadLocalRandom.current().nextLong(KEY_SPACE));
+      Cpu plainCpu = new Cpu();
+      Cpu observedCpu = new Cpu();
+      Load.Cycle plainCycle =
+          plainCpu.counted(t -> randomKey(plain, base + ThreadLocalRandom.current().nextLong(KEY_SPACE)));
+      Load.Cycle observedCycle =
+          observedCpu.counted(t -> randomKey(observed, base + ThreadLocalRandom.current().nextLong(KEY_SPACE)));
       Rounds.Paired p = Rounds.interleave(rounds,
-          () -> Load.run(THREADS, ramp, o.roundNanos(), "b13-plain", plainCycle).perSecond(),
-          () -> Load.run(THREADS, ramp, o.roundNanos(), "b13-observed", observedCycle).perSecond());
+          () -> plainCpu.measure(() -> Load.run(THREADS, ramp, o.roundNanos(), "b13-plain", plainCycle).perSecond()),
+          () -> observedCpu.measure(
+              () -> Load.run(THREADS, ramp, o.roundNanos(), "b13-observed", observedCycle).perSecond()));
       r.atLeast("cycles/s, 64 threads (B2's cycle)", Report.fmt("%,.0f/s plain", p.baselineMedian()),
           Report.fmt("%,.0f/s metrics", p.pglockMedian()), p.ratio(), GOAL_THROUGHPUT);
       r.note("64 threads: %s (cycles/s)", p.detail("%.0f"));
       r.note("64 threads: %s", Rounds.summary(p, p.quiet(false), "%,.0f/s"));
+      r.note("64 threads: %s", Cpu.compare(plainCpu, observedCpu, "cycle"));
       r.note("64 threads: %s recorded %,d attempts; gauges %s", PgLocksMetrics.ACQUIRE,
           Observability.count(registry, PgLocksMetrics.ACQUIRE), gauges(registry));
     } finally {
@@ -124,6 +135,8 @@ final class B13ObservabilityCost implements Benchmark {
     long pid = ProcessHandle.current().pid();
     double[] plain = new double[pairs];
     double[] observed = new double[pairs];
+    Cpu plainCpu = new Cpu();
+    Cpu observedCpu = new Cpu();
     try (Observability obs = new Observability();
         Connection monitor = db.connect(db.runPrefix + "-monitor-b13")) {
       long spans0 = 0;
@@ -153,6 +166,7 @@ final class B13ObservabilityCost implements Benchmark {
             continue;
           }
           (isObserved ? observed : plain)[i] = out.burnDown().jobsPerSecond();
+          (isObserved ? observedCpu : plainCpu).add(c.cpuNanos(), n);
           if (i == 0 && !isObserved) {
             r.note("burn-down, plain: %s", c.settings());
           } else if (i == 0) {
@@ -167,12 +181,54 @@ final class B13ObservabilityCost implements Benchmark {
           p.ratio(), GOAL_THROUGHPUT);
       r.note("burn-down: %d pairs after a warm-up of %,d jobs each, alternating plain/observed (P O, O P, ...); %s "
           + "(jobs/s); ratio = median of the pairs' ratios", pairs, Math.min(jobs, WARM_UP_JOBS), p.detail("%.0f"));
+      r.note("burn-down: %s (the database's CPU not counted)", Cpu.compare(plainCpu, observedCpu, "job"));
       long spans = obs.exporter.spans.get() - spans0;
       long children = obs.exporter.children.get() - children0;
       r.note("burn-down, observed: %,d attempts in %s; %,d spans exported (%,d with a parent; %d enqueue spans "
-          + "among them)%s; %s: %s; %s: %s", obs.attempts() - attempts0, "pglock.jobs.attempts", spans, children,
+          + "among them)%s; queue gauges when the last observed burn-down ended (refreshed every 10 s, the first "
+          + "at its start): pglock.jobs %s", obs.attempts() - attempts0, "pglock.jobs.attempts", spans, children,
           pairs * ((jobs + PglockBurnDown.BATCH - 1) / PglockBurnDown.BATCH), flushed ? "" : " (flush timed out)",
-          "pglock.jobs", obs.gauges("pglock.jobs"), "pglock.jobs.lag", obs.gauges("pglock.jobs.lag"));
+          obs.lastGauges);
+    }
+  }
+
+  /**
+   * The JVM's CPU time (all threads) over a side's rounds, ramps included, and the cycles run meanwhile
+   * (ramps included): CPU per cycle, a figure less blurred by other processes' load than time.
+   */
+  static final class Cpu {
+    private final LongAdder cycles = new LongAdder();
+    private long nanos;
+    private long counted;
+
+    Load.Cycle counted(Load.Cycle cycle) {
+      return t -> {
+        cycle.run(t);
+        cycles.increment();
+      };
+    }
+
+    double measure(Rounds.Measure m) throws Exception {
+      long c0 = cycles.sum();
+      long t0 = ProcessCpu.nanos();
+      double v = m.run();
+      add(ProcessCpu.nanos() - t0, cycles.sum() - c0);
+      return v;
+    }
+
+    void add(long cpuNanos, long units) {
+      nanos += cpuNanos;
+      counted += units;
+    }
+
+    double microsPer() {
+      return nanos / 1e3 / counted;
+    }
+
+    static String compare(Cpu plain, Cpu observed, String unit) {
+      return Report.fmt("JVM CPU per %s (all threads): plain %.1f us, observed %.1f us (%+.1f us,"
+          + " %+.1f%%)", unit, plain.microsPer(), observed.microsPer(), observed.microsPer() - plain.microsPer(),
+          (observed.microsPer() / plain.microsPer() - 1) * 100);
     }
   }
 

@@ -52,6 +52,8 @@ final class Observability implements QueueInstrumentation, AutoCloseable {
   private final JobMetrics jobMetrics = new JobMetrics(registry);
   final OpenTelemetryJobTracing tracing;
   private final List<Meter> bound = new ArrayList<>();
+  /** The queue gauges when the last burn-down's workers stopped, for the notes. */
+  volatile String lastGauges = "none";
 
   Observability() {
     sdk = OpenTelemetrySdk.builder()
@@ -97,6 +99,7 @@ final class Observability implements QueueInstrumentation, AutoCloseable {
   public AutoCloseable started(DataSource pool) {
     QueueGauges gauges = QueueGauges.bind(registry, JobAdmin.of(pool, PglockBurnDown.SCHEMA));
     return () -> {
+      lastGauges = gauges(QueueGauges.JOBS) + "; " + QueueGauges.LAG + " " + gauges(QueueGauges.LAG);
       gauges.close();
       bound.forEach(registry::remove); // the next burn-down's PgLocks binds its own
       bound.clear();
@@ -130,8 +133,10 @@ final class Observability implements QueueInstrumentation, AutoCloseable {
   /** The value of every gauge of the name, as "tags=value", for the notes. */
   String gauges(String name) {
     StringBuilder b = new StringBuilder();
-    registry.find(name).gauges().forEach(g -> b.append(b.length() == 0 ? "" : ", ")
-        .append(g.getId().getTags()).append('=').append(Report.fmt("%.0f", g.value())));
+    registry.find(name).gauges().stream().filter(g -> String.valueOf(g.getId().getTag("queue")).startsWith("b13-"))
+        .forEach(g -> b.append(b.length() == 0 ? "" : ", ").append(g.getId().getTag("queue"))
+            .append(g.getId().getTag("state") == null ? "" : " " + g.getId().getTag("state")).append(' ')
+            .append(Report.fmt("%.0f", g.value())));
     return b.length() == 0 ? "none" : b.toString();
   }
 

@@ -62,6 +62,7 @@ final class PglockBurnDown implements BurnDownContender {
   private JobQueue queueClient;
   private JobWorker worker;
   private AutoCloseable started;
+  private long cpuNanos;
 
   PglockBurnDown(Db db, int workers, ClaimMode mode) {
     this(db, workers, mode, mode == ClaimMode.ADVISORY ? "advisory" : "lease",
@@ -139,6 +140,7 @@ final class PglockBurnDown implements BurnDownContender {
   @Override
   public BurnDown burnDown(Duration stall) throws Exception {
     BurnDownProgress p = progress;
+    long cpu0 = ProcessCpu.nanos();
     try (Connection poll = db.connect(B10BurnDown.sessionPrefix(db) + "pglock-poll")) {
       progress.start();
       started = instrumentation.started(pool);
@@ -154,7 +156,13 @@ final class PglockBurnDown implements BurnDownContender {
       return progress.result(done);
     } finally {
       stop();
+      cpuNanos = ProcessCpu.nanos() - cpu0;
     }
+  }
+
+  /** The JVM's CPU time (all its threads) over the last burn-down, from before the workers start until they stopped. */
+  long cpuNanos() {
+    return cpuNanos;
   }
 
   private void checkAllSucceeded(Connection c) throws Exception {
