@@ -153,8 +153,7 @@ final class B13ObservabilityCost implements Benchmark {
                   "pglock advisory, plain", QueueInstrumentation.NONE);
           Outcome out = B10BurnDown.runOne(db, c, n, monitor);
           if (out.error() != null) {
-            r.errors.add(out.name() + ": " + out.error());
-            throw new IllegalStateException("B13 burn-down failed: " + out.error());
+            throw new IllegalStateException("B13 burn-down failed, " + out.name() + ": " + out.error());
           }
           if (i < 0) {
             if (isObserved) {
