@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the pglock benchmarks (B1..B12) and prints baseline, pglock, ratio, goal and PASS/MISS.
+# Runs the pglock benchmarks (B1..B13) and prints baseline, pglock, ratio, goal and PASS/MISS.
 #   pglock-bench/run.sh [--url jdbc:postgresql://127.0.0.1:5432/test] [--only B1,B3] [--seconds 1] [--rounds 10]
 #                        [--trials 20] [--idle-seconds 10] [--b9-seconds 180] [--b10-jobs 100000] [--b10-workers 8]
 #                        [--b11-scale 1]
@@ -15,6 +15,9 @@
 # minute, --b11-scale 4 for a longer run.
 # B12 (what recording lock names costs unique names: B1's and B2's cycles by a PgLocks that records
 # names against one that does not) migrates pglock in the --url database and deletes its names afterwards.
+# B13 (what metrics and tracing cost: B1's and B2's cycles by a PgLocks with PgLocksMetrics against a
+# plain one, and B10's burn-down with JobMetrics, QueueGauges and OpenTelemetry tracing against a plain
+# queue) uses pglock.job like B10, on queues b13-<pid>-plain and -observed whose rows it deletes afterwards.
 # JAVA_OPTS is passed to the JVM.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,7 +28,8 @@ if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/pglock-core/pom.xml
     "$root/pglock-scheduler/pom.xml" "$root/pglock-scheduler/src/main" "$root/pglock-queue/pom.xml" \
     "$root/pglock-queue/src/main" "$root/pglock-testing/pom.xml" \
     "$root/pglock-testing/src/main" "$root/pglock-spring-boot-autoconfigure/pom.xml" \
-    "$root/pglock-spring-boot-autoconfigure/src/main" "$here/pom.xml" "$here/src/main" -newer "$jar" -type f -print -quit)" ]]; then
+    "$root/pglock-spring-boot-autoconfigure/src/main" "$root/pglock-micrometer/pom.xml" \
+    "$root/pglock-micrometer/src/main" "$here/pom.xml" "$here/src/main" -newer "$jar" -type f -print -quit)" ]]; then
   echo "building $jar ..." >&2
   (cd "$root" && ./mvnw -q -pl pglock-bench -am package -DskipTests)
 fi

@@ -92,7 +92,7 @@ final class B10BurnDown implements Benchmark {
     return B10Report.of(this, jobs, workers, outcomes);
   }
 
-  private static Outcome runOne(Db db, BurnDownContender c, int jobs, Connection monitor) {
+  static Outcome runOne(Db db, BurnDownContender c, int jobs, Connection monitor) {
     System.out.printf("  %s, %d jobs: prepare ...", c.name(), jobs);
     System.out.flush();
     Outcome out;
@@ -111,7 +111,7 @@ final class B10BurnDown implements Benchmark {
     return out;
   }
 
-  private static Outcome measure(Db db, BurnDownContender c, int jobs, Connection monitor) throws Exception {
+  static Outcome measure(Db db, BurnDownContender c, int jobs, Connection monitor) throws Exception {
     long t0 = System.nanoTime();
     c.prepare(jobs);
     double prepare = (System.nanoTime() - t0) / 1e9;

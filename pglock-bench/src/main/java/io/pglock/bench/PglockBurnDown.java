@@ -53,24 +53,42 @@ final class PglockBurnDown implements BurnDownContender {
   private final ClaimMode mode;
   private final String tag;
   private final String queue;
+  private final String name;
+  private final QueueInstrumentation instrumentation;
   private int jobs;
   private BurnDownProgress progress;
   private HikariDataSource pool;
   private PgLocks locks;
   private JobQueue queueClient;
   private JobWorker worker;
+  private AutoCloseable started;
+  private long cpuNanos;
 
   PglockBurnDown(Db db, int workers, ClaimMode mode) {
+    this(db, workers, mode, mode == ClaimMode.ADVISORY ? "advisory" : "lease",
+        "b10-" + ProcessHandle.current().pid() + "-" + (mode == ClaimMode.ADVISORY ? "advisory" : "lease"),
+        mode == ClaimMode.ADVISORY ? ADVISORY : LEASE, QueueInstrumentation.NONE);
+  }
+
+  /**
+   * A contender with a name, queue and instrumentation of the caller's (B13).
+   *
+   * @param tag the suffix of its node and session names
+   */
+  PglockBurnDown(Db db, int workers, ClaimMode mode, String tag, String queue, String name,
+      QueueInstrumentation instrumentation) {
     this.db = db;
     this.workers = workers;
     this.mode = mode;
-    this.tag = mode == ClaimMode.ADVISORY ? "advisory" : "lease";
-    this.queue = "b10-" + ProcessHandle.current().pid() + "-" + tag;
+    this.tag = tag;
+    this.queue = queue;
+    this.name = name;
+    this.instrumentation = instrumentation;
   }
 
   @Override
   public String name() {
-    return mode == ClaimMode.ADVISORY ? ADVISORY : LEASE;
+    return name;
   }
 
   @Override
@@ -86,7 +104,7 @@ final class PglockBurnDown implements BurnDownContender {
         + " (pglock's, shared with other queues: VACUUM before the insert, the queue's rows deleted after); done = no"
         + " row of the queue available, retryable or running, then all %s", queue, workers, mode,
         mode == ClaimMode.ADVISORY ? "on" : "off", KIND, BATCH, B10BurnDown.poolSize(workers), TABLE,
-        "succeeded");
+        "succeeded") + instrumentation.settings();
   }
 
   @Override
@@ -97,12 +115,13 @@ final class PglockBurnDown implements BurnDownContender {
     PgLockSchema.migrate(pool, SCHEMA);
     deleteRowsAndVacuum();
     locks = pgLocks();
-    queueClient = JobQueue.builder(locks).build();
+    instrumentation.bind(locks);
+    queueClient = instrumentation.queue(JobQueue.builder(locks)).build();
     List<JobRequest> batch = new ArrayList<>(BATCH);
     for (int i = 0; i < jobs; i++) {
       batch.add(JobRequest.of(KIND, i).queue(queue));
       if (batch.size() == BATCH || i == jobs - 1) {
-        queueClient.enqueueAll(batch);
+        instrumentation.enqueue(() -> queueClient.enqueueAll(batch));
         batch.clear();
       }
     }
@@ -114,19 +133,21 @@ final class PglockBurnDown implements BurnDownContender {
    * while pglock uses them, which B10 waits for too.
    */
   private PgLocks pgLocks() {
-    return PgLocks.builder(pool).nodeName(db.nodeName(B10BurnDown.SESSION_NAME + "pglock-" + tag))
-        .namespace("b10").build();
+    return instrumentation.locks(PgLocks.builder(pool)
+        .nodeName(db.nodeName(B10BurnDown.SESSION_NAME + "pglock-" + tag)).namespace("b10")).build();
   }
 
   @Override
   public BurnDown burnDown(Duration stall) throws Exception {
     BurnDownProgress p = progress;
+    long cpu0 = ProcessCpu.nanos();
     try (Connection poll = db.connect(B10BurnDown.sessionPrefix(db) + "pglock-poll")) {
       progress.start();
-      worker = queueClient.worker(queue)
+      started = instrumentation.started(pool);
+      worker = instrumentation.worker(queueClient.worker(queue)
           .concurrency(workers)
           .claimMode(mode)
-          .handler(KIND, Integer.class, (payload, ctx) -> p.handled())
+          .handler(KIND, Integer.class, (payload, ctx) -> p.handled()))
           .start();
       progress.awaitHandled(stall);
       long done = BurnDownProgress.awaitRecorded(poll, "SELECT NOT EXISTS (SELECT 1 FROM " + TABLE
@@ -135,7 +156,13 @@ final class PglockBurnDown implements BurnDownContender {
       return progress.result(done);
     } finally {
       stop();
+      cpuNanos = ProcessCpu.nanos() - cpu0;
     }
+  }
+
+  /** The JVM's CPU time (all its threads) over the last burn-down, from before the workers start until they stopped. */
+  long cpuNanos() {
+    return cpuNanos;
   }
 
   private void checkAllSucceeded(Connection c) throws Exception {
@@ -179,6 +206,14 @@ final class PglockBurnDown implements BurnDownContender {
     if (worker != null) {
       worker.close();
       worker = null;
+    }
+    if (started != null) {
+      try {
+        started.close();
+      } catch (Exception e) {
+        throw new IllegalStateException("closing " + instrumentation.settings() + ": " + e, e);
+      }
+      started = null;
     }
     if (queueClient != null) {
       queueClient.close();

@@ -41,8 +41,8 @@ final class SpringPgLockSide implements ElectionSide {
   public String settings() {
     return "LockRegistryLeaderInitiator defaults (heartbeat 500 ms, busy wait 50 ms) on new PgLockRegistry(pgLocks), "
         + "PgLocks lease " + lease.toMillis() + " ms (pglock's row), pglock's defaults otherwise; HikariCP pool of 3 "
-        + "per contender (lock session + 2 wait sessions); a revoked leader never stands again (its loop spins on "
-        + "a lost reentrant hold), so after pg_terminate_backend and SIGSTOP it is replaced by a fresh JVM";
+        + "per contender (lock session + 2 wait sessions); a revoked leader stands again (PgLockRegistry's reentrant "
+        + "tryLock answers false once the hold is lost), so it is not replaced after pg_terminate_backend or SIGSTOP";
   }
 
   @Override
