@@ -220,6 +220,7 @@ class AutoConfigurationTest {
   }
 
   @Test
+  @SuppressWarnings("try") // the scope makes the span current; the body does not name it
   void jobsCarryTheEnqueuersTraceWhenTheApplicationHasOpenTelemetry() {
     runner.withUserConfiguration(Pool.class, Telemetry.class, TracedHandler.class).run(context -> {
       io.opentelemetry.api.trace.Tracer tracer = context.getBean(io.opentelemetry.api.OpenTelemetry.class)

@@ -12,6 +12,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  */
 @ConfigurationProperties(prefix = "pglock")
 public class PgLockProperties {
+  /** Creates the settings, every value at its default (Spring binds the properties). */
+  public PgLockProperties() {}
+
   /** Whether pglock's beans are created at all. */
   private boolean enabled = true;
   /** The namespace lock names live in, usually the service's name. Default: spring.application.name, else "default". */
@@ -42,7 +45,11 @@ public class PgLockProperties {
     return enabled;
   }
 
-  /** @param enabled whether pglock's beans are created */
+  /**
+   * Sets whether pglock's beans are created.
+   *
+   * @param enabled whether pglock's beans are created
+   */
   public void setEnabled(boolean enabled) {
     this.enabled = enabled;
   }
@@ -52,7 +59,11 @@ public class PgLockProperties {
     return namespace;
   }
 
-  /** @param namespace the namespace lock names live in */
+  /**
+   * Sets the namespace lock names live in.
+   *
+   * @param namespace the namespace lock names live in
+   */
   public void setNamespace(String namespace) {
     this.namespace = namespace;
   }
@@ -62,7 +73,11 @@ public class PgLockProperties {
     return nodeName;
   }
 
-  /** @param nodeName this node's name */
+  /**
+   * Sets this node's name.
+   *
+   * @param nodeName this node's name
+   */
   public void setNodeName(String nodeName) {
     this.nodeName = nodeName;
   }
@@ -72,7 +87,11 @@ public class PgLockProperties {
     return lease;
   }
 
-  /** @param lease the lease */
+  /**
+   * Sets the lease.
+   *
+   * @param lease the lease
+   */
   public void setLease(Duration lease) {
     this.lease = lease;
   }
@@ -82,7 +101,11 @@ public class PgLockProperties {
     return connectTimeout;
   }
 
-  /** @param connectTimeout the connect timeout */
+  /**
+   * Sets the connect timeout.
+   *
+   * @param connectTimeout the connect timeout
+   */
   public void setConnectTimeout(Duration connectTimeout) {
     this.connectTimeout = connectTimeout;
   }
@@ -92,7 +115,11 @@ public class PgLockProperties {
     return lockSessions;
   }
 
-  /** @param lockSessions the number of lock sessions */
+  /**
+   * Sets the number of lock sessions.
+   *
+   * @param lockSessions the number of lock sessions
+   */
   public void setLockSessions(Integer lockSessions) {
     this.lockSessions = lockSessions;
   }
@@ -102,7 +129,11 @@ public class PgLockProperties {
     return waitSessions;
   }
 
-  /** @param waitSessions the number of wait sessions */
+  /**
+   * Sets the number of wait sessions.
+   *
+   * @param waitSessions the number of wait sessions
+   */
   public void setWaitSessions(Integer waitSessions) {
     this.waitSessions = waitSessions;
   }
@@ -112,7 +143,11 @@ public class PgLockProperties {
     return maxHeldLocks;
   }
 
-  /** @param maxHeldLocks the cap on held locks */
+  /**
+   * Sets the cap on held locks.
+   *
+   * @param maxHeldLocks the cap on held locks
+   */
   public void setMaxHeldLocks(Integer maxHeldLocks) {
     this.maxHeldLocks = maxHeldLocks;
   }
@@ -122,7 +157,11 @@ public class PgLockProperties {
     return fencing;
   }
 
-  /** @param fencing whether named locks carry fencing tokens */
+  /**
+   * Sets whether named locks carry fencing tokens.
+   *
+   * @param fencing whether named locks carry fencing tokens
+   */
   public void setFencing(boolean fencing) {
     this.fencing = fencing;
   }
@@ -132,7 +171,11 @@ public class PgLockProperties {
     return history;
   }
 
-  /** @param history whether holds are recorded in the lock history */
+  /**
+   * Sets whether holds are recorded in the lock history.
+   *
+   * @param history whether holds are recorded in the lock history
+   */
   public void setHistory(boolean history) {
     this.history = history;
   }
@@ -159,6 +202,9 @@ public class PgLockProperties {
 
   /** Micrometer meters (module pglock-micrometer), bound when the application has a MeterRegistry. */
   public static class Metrics {
+    /** Creates the metrics settings, at their defaults (Spring binds the properties). */
+    public Metrics() {}
+
     /** Whether pglock's meters are bound. */
     private boolean enabled = true;
     /** Whether the gauges of jobs per queue and state and of queue lag are read from the database. */
@@ -171,7 +217,11 @@ public class PgLockProperties {
       return enabled;
     }
 
-    /** @param enabled whether pglock's meters are bound */
+    /**
+     * Sets whether pglock's meters are bound.
+     *
+     * @param enabled whether pglock's meters are bound
+     */
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
     }
@@ -181,7 +231,11 @@ public class PgLockProperties {
       return queueGauges;
     }
 
-    /** @param queueGauges whether the queue gauges are read */
+    /**
+     * Sets whether the queue gauges are read.
+     *
+     * @param queueGauges whether the queue gauges are read
+     */
     public void setQueueGauges(boolean queueGauges) {
       this.queueGauges = queueGauges;
     }
@@ -191,7 +245,11 @@ public class PgLockProperties {
       return queueGaugesRefresh;
     }
 
-    /** @param queueGaugesRefresh how often the queue gauges are read */
+    /**
+     * Sets how often the queue gauges are read.
+     *
+     * @param queueGaugesRefresh how often the queue gauges are read
+     */
     public void setQueueGaugesRefresh(Duration queueGaugesRefresh) {
       this.queueGaugesRefresh = queueGaugesRefresh;
     }
@@ -199,6 +257,9 @@ public class PgLockProperties {
 
   /** The schema pglock's tables live in, and how it is migrated. */
   public static class Schema {
+    /** Creates the schema settings, at their defaults (Spring binds the properties). */
+    public Schema() {}
+
     /** The schema's name: a lower-case SQL identifier. */
     private String name = "pglock";
     /**
@@ -218,7 +279,11 @@ public class PgLockProperties {
       return throughFlyway;
     }
 
-    /** @param throughFlyway whether pglock's migrations go through the application's Flyway */
+    /**
+     * Sets whether pglock's migrations go through the application's Flyway.
+     *
+     * @param throughFlyway whether pglock's migrations go through the application's Flyway
+     */
     public void setThroughFlyway(boolean throughFlyway) {
       this.throughFlyway = throughFlyway;
     }
@@ -228,7 +293,11 @@ public class PgLockProperties {
       return name;
     }
 
-    /** @param name the schema's name */
+    /**
+     * Sets the schema's name.
+     *
+     * @param name the schema's name
+     */
     public void setName(String name) {
       this.name = name;
     }
@@ -238,7 +307,11 @@ public class PgLockProperties {
       return migrate;
     }
 
-    /** @param migrate whether migrations are applied at start */
+    /**
+     * Sets whether migrations are applied at start.
+     *
+     * @param migrate whether migrations are applied at start
+     */
     public void setMigrate(boolean migrate) {
       this.migrate = migrate;
     }
@@ -246,6 +319,9 @@ public class PgLockProperties {
 
   /** The singleton task scheduler (module pglock-scheduler). */
   public static class Scheduler {
+    /** Creates the scheduler settings, at their defaults (Spring binds the properties). */
+    public Scheduler() {}
+
     /** Whether the Scheduler bean is created when pglock-scheduler is on the class path. */
     private boolean enabled = true;
     /** How often the scheduler looks for due slots (default 1 s). */
@@ -262,7 +338,11 @@ public class PgLockProperties {
       return enabled;
     }
 
-    /** @param enabled whether the scheduler is created */
+    /**
+     * Sets whether the scheduler is created.
+     *
+     * @param enabled whether the scheduler is created
+     */
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
     }
@@ -272,7 +352,11 @@ public class PgLockProperties {
       return pollInterval;
     }
 
-    /** @param pollInterval the poll interval */
+    /**
+     * Sets the poll interval.
+     *
+     * @param pollInterval the poll interval
+     */
     public void setPollInterval(Duration pollInterval) {
       this.pollInterval = pollInterval;
     }
@@ -282,7 +366,11 @@ public class PgLockProperties {
       return sweepInterval;
     }
 
-    /** @param sweepInterval the sweep interval */
+    /**
+     * Sets the sweep interval.
+     *
+     * @param sweepInterval the sweep interval
+     */
     public void setSweepInterval(Duration sweepInterval) {
       this.sweepInterval = sweepInterval;
     }
@@ -292,7 +380,11 @@ public class PgLockProperties {
       return historyRetention;
     }
 
-    /** @param historyRetention how long finished runs are kept */
+    /**
+     * Sets how long finished runs are kept.
+     *
+     * @param historyRetention how long finished runs are kept
+     */
     public void setHistoryRetention(Duration historyRetention) {
       this.historyRetention = historyRetention;
     }
@@ -302,7 +394,11 @@ public class PgLockProperties {
       return closeTimeout;
     }
 
-    /** @param closeTimeout how long closing waits for running tasks */
+    /**
+     * Sets how long closing waits for running tasks.
+     *
+     * @param closeTimeout how long closing waits for running tasks
+     */
     public void setCloseTimeout(Duration closeTimeout) {
       this.closeTimeout = closeTimeout;
     }
@@ -310,6 +406,9 @@ public class PgLockProperties {
 
   /** The job queue (module pglock-queue): the JobQueue bean and the workers of annotated handlers. */
   public static class Queue {
+    /** Creates the queue settings, at their defaults (Spring binds the properties). */
+    public Queue() {}
+
     /** Whether the JobQueue bean is created when pglock-queue is on the class path. */
     private boolean enabled = true;
     /** Settings of every queue's worker, unless the queue's own entry under {@code queues} says otherwise. */
@@ -322,7 +421,11 @@ public class PgLockProperties {
       return enabled;
     }
 
-    /** @param enabled whether the JobQueue bean is created */
+    /**
+     * Sets whether the JobQueue bean is created.
+     *
+     * @param enabled whether the JobQueue bean is created
+     */
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
     }
@@ -340,6 +443,9 @@ public class PgLockProperties {
 
   /** A worker's settings; null values take the builder's default (see JobWorkerBuilder). */
   public static class Worker {
+    /** Creates worker settings, every value unset (Spring binds the properties). */
+    public Worker() {}
+
     /** Whether a worker runs for the queues that have annotated handlers (off: this node only enqueues). */
     private Boolean enabled;
     /** Handler threads (default 10). */
@@ -366,7 +472,11 @@ public class PgLockProperties {
       return enabled;
     }
 
-    /** @param enabled whether the worker runs */
+    /**
+     * Sets whether the worker runs.
+     *
+     * @param enabled whether the worker runs
+     */
     public void setEnabled(Boolean enabled) {
       this.enabled = enabled;
     }
@@ -376,7 +486,11 @@ public class PgLockProperties {
       return concurrency;
     }
 
-    /** @param concurrency handler threads */
+    /**
+     * Sets handler threads.
+     *
+     * @param concurrency handler threads
+     */
     public void setConcurrency(Integer concurrency) {
       this.concurrency = concurrency;
     }
@@ -386,7 +500,11 @@ public class PgLockProperties {
       return claimMode;
     }
 
-    /** @param claimMode advisory or lease */
+    /**
+     * Sets advisory or lease.
+     *
+     * @param claimMode advisory or lease
+     */
     public void setClaimMode(String claimMode) {
       this.claimMode = claimMode;
     }
@@ -396,7 +514,11 @@ public class PgLockProperties {
       return lease;
     }
 
-    /** @param lease the claim lease in lease mode */
+    /**
+     * Sets the claim lease in lease mode.
+     *
+     * @param lease the claim lease in lease mode
+     */
     public void setLease(Duration lease) {
       this.lease = lease;
     }
@@ -406,7 +528,11 @@ public class PgLockProperties {
       return listen;
     }
 
-    /** @param listen LISTEN for new jobs */
+    /**
+     * Sets LISTEN for new jobs.
+     *
+     * @param listen LISTEN for new jobs
+     */
     public void setListen(Boolean listen) {
       this.listen = listen;
     }
@@ -416,7 +542,11 @@ public class PgLockProperties {
       return pollInterval;
     }
 
-    /** @param pollInterval how often an idle worker looks for jobs */
+    /**
+     * Sets how often an idle worker looks for jobs.
+     *
+     * @param pollInterval how often an idle worker looks for jobs
+     */
     public void setPollInterval(Duration pollInterval) {
       this.pollInterval = pollInterval;
     }
@@ -426,7 +556,11 @@ public class PgLockProperties {
       return maxAttempts;
     }
 
-    /** @param maxAttempts attempts per job */
+    /**
+     * Sets attempts per job.
+     *
+     * @param maxAttempts attempts per job
+     */
     public void setMaxAttempts(Integer maxAttempts) {
       this.maxAttempts = maxAttempts;
     }
@@ -436,7 +570,11 @@ public class PgLockProperties {
       return shutdownTimeout;
     }
 
-    /** @param shutdownTimeout how long a stopping worker waits for running handlers */
+    /**
+     * Sets how long a stopping worker waits for running handlers.
+     *
+     * @param shutdownTimeout how long a stopping worker waits for running handlers
+     */
     public void setShutdownTimeout(Duration shutdownTimeout) {
       this.shutdownTimeout = shutdownTimeout;
     }
@@ -446,7 +584,11 @@ public class PgLockProperties {
       return retention;
     }
 
-    /** @param retention how long succeeded jobs are kept */
+    /**
+     * Sets how long succeeded jobs are kept.
+     *
+     * @param retention how long succeeded jobs are kept
+     */
     public void setRetention(Duration retention) {
       this.retention = retention;
     }
@@ -456,7 +598,11 @@ public class PgLockProperties {
       return discardedRetention;
     }
 
-    /** @param discardedRetention how long discarded jobs are kept */
+    /**
+     * Sets how long discarded jobs are kept.
+     *
+     * @param discardedRetention how long discarded jobs are kept
+     */
     public void setDiscardedRetention(Duration discardedRetention) {
       this.discardedRetention = discardedRetention;
     }

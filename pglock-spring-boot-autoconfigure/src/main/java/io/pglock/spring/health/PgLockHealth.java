@@ -31,7 +31,12 @@ public final class PgLockHealth {
   private final PgLocks locks;
   private final Consumer<Map<String, Object>> contributors;
 
-  /** A status and its details. */
+  /**
+   * A status and its details.
+   *
+   * @param up true if this node can coordinate
+   * @param details what the health endpoint shows
+   */
   public record Result(boolean up, Map<String, Object> details) {}
 
   /**

@@ -20,7 +20,16 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
  * context at start, naming both.
  */
 public final class JobHandlerProcessor implements BeanPostProcessor {
-  /** One annotated method, ready to register on a worker. */
+  /**
+   * One annotated method, ready to register on a worker.
+   *
+   * @param queue the queue its worker claims from
+   * @param kind the job kind it handles
+   * @param payloadType what the job's JSON is read into
+   * @param handler calls the method
+   * @param maxAttempts attempts for its kind, or 0 for the worker's default
+   * @param where the method and bean, for messages
+   */
   public record Registration(String queue, String kind, Class<?> payloadType, JobHandler<Object> handler,
       int maxAttempts, String where) {}
 
