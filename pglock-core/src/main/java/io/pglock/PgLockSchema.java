@@ -37,6 +37,19 @@ public final class PgLockSchema {
     return SchemaMigrator.migrate(dataSource, schema);
   }
 
+  /**
+   * Checks a schema name before it is used: pglock puts it in SQL text, so it must be a plain
+   * identifier.
+   *
+   * @param schema the name
+   * @return the name
+   * @throws IllegalArgumentException if it is not a lower-case SQL identifier (letters, digits and
+   *     '_', not starting with a digit, at most 63 characters), naming it
+   */
+  public static String checkName(String schema) {
+    return SchemaMigrator.checkSchema(schema);
+  }
+
   /** {@return the newest schema version this library knows} */
   public static int latestVersion() {
     return SchemaMigrator.latestVersion();

@@ -24,7 +24,7 @@ public final class SchemaMigration implements InitializingBean {
   }
 
   SchemaMigration(String schema, boolean migrate, String through, java.util.function.ToIntFunction<String> migrator) {
-    this.schema = io.pglock.internal.schema.SchemaMigrator.checkSchema(schema);
+    this.schema = PgLockSchema.checkName(schema);
     this.migrate = migrate;
     this.through = through;
     this.migrator = migrator;
