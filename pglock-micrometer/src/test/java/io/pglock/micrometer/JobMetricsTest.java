@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.pglock.PgLockSchema;
 import io.pglock.PgLocks;
 import io.pglock.queue.Backoff;
 import io.pglock.queue.JobAdmin;
@@ -14,41 +13,25 @@ import io.pglock.queue.JobRequest;
 import io.pglock.testing.Await;
 import io.pglock.testing.NoLeakedLocks;
 import io.pglock.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The queue's meters against the real database: attempts by result, and the gauges of the job table. */
 @ExtendWith(NoLeakedLocks.class)
-class JobMetricsTest {
+class JobMetricsTest extends MetricsTestSupport {
   private static final Duration WAIT = Duration.ofSeconds(30);
   private final String queue = "metrics-" + UUID.randomUUID().toString().substring(0, 8);
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-  private final List<AutoCloseable> open = new ArrayList<>();
-
-  @BeforeAll
-  static void schema() {
-    PgLockSchema.migrate(TestDatabase.get().dataSource(), PgLockSchema.DEFAULT_SCHEMA);
-  }
 
   @AfterEach
   void closeAndDelete() throws Exception {
-    for (int i = open.size() - 1; i >= 0; i--) {
-      open.get(i).close();
-    }
-    try (Connection c = TestDatabase.get().connect();
-        PreparedStatement ps = c.prepareStatement("DELETE FROM pglock.job WHERE queue = ?")) {
-      ps.setString(1, queue);
-      ps.execute();
-    }
+    closeOpen();
+    delete(queue, "DELETE FROM pglock.job WHERE queue = ?");
   }
 
   private JobQueue jobs() {

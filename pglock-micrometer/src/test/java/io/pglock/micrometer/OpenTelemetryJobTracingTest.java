@@ -17,7 +17,6 @@ import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.EventData;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import io.pglock.PgLockSchema;
 import io.pglock.PgLocks;
 import io.pglock.queue.Backoff;
 import io.pglock.queue.JobQueue;
@@ -31,20 +30,18 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Job traces against the real database and an in-memory OpenTelemetry SDK. */
 @ExtendWith(NoLeakedLocks.class)
-class OpenTelemetryJobTracingTest {
+class OpenTelemetryJobTracingTest extends MetricsTestSupport {
   private static final Duration WAIT = Duration.ofSeconds(30);
   private final String queue = "tracing-" + UUID.randomUUID().toString().substring(0, 8);
   private final InMemorySpanExporter exporter = InMemorySpanExporter.create();
@@ -53,26 +50,14 @@ class OpenTelemetryJobTracingTest {
   private final OpenTelemetrySdk openTelemetry = OpenTelemetrySdk.builder().setTracerProvider(tracerProvider)
       .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance())).build();
   private final Tracer testTracer = openTelemetry.getTracer("test");
-  private final List<AutoCloseable> open = new ArrayList<>();
   /** What the handler saw as the current span, by job attempt ("id/attempt"). */
   private final Map<String, SpanContext> currentInHandler = new ConcurrentHashMap<>();
 
-  @BeforeAll
-  static void schema() {
-    PgLockSchema.migrate(TestDatabase.get().dataSource(), PgLockSchema.DEFAULT_SCHEMA);
-  }
-
   @AfterEach
   void closeAndDelete() throws Exception {
-    for (int i = open.size() - 1; i >= 0; i--) {
-      open.get(i).close();
-    }
+    closeOpen();
     openTelemetry.close();
-    try (Connection c = TestDatabase.get().connect();
-        PreparedStatement ps = c.prepareStatement("DELETE FROM pglock.job WHERE queue = ?")) {
-      ps.setString(1, queue);
-      ps.execute();
-    }
+    delete(queue, "DELETE FROM pglock.job WHERE queue = ?");
   }
 
   private JobQueue jobs(UnaryOperator<JobQueueBuilder> options) {

@@ -29,19 +29,16 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The core's meters against the real database: acquires, held locks, losses, leadership. */
 @ExtendWith(NoLeakedLocks.class)
-class PgLocksMetricsTest {
+class PgLocksMetricsTest extends MetricsTestSupport {
   private static final Duration WAIT = Duration.ofSeconds(30);
   private final String namespace = "metrics-" + UUID.randomUUID().toString().substring(0, 8);
   private final String node = "m-" + UUID.randomUUID().toString().substring(0, 8);
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final PgLocksMetrics metrics = new PgLocksMetrics(registry);
-  private final List<AutoCloseable> open = new ArrayList<>();
 
   @AfterEach
   void closeAll() throws Exception {
-    for (int i = open.size() - 1; i >= 0; i--) {
-      open.get(i).close();
-    }
+    closeOpen();
   }
 
   private PgLocks locks(String nodeName, boolean withMetrics) {

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.pglock.PgLockSchema;
 import io.pglock.PgLocks;
 import io.pglock.schedule.Schedule;
 import io.pglock.schedule.Scheduler;
@@ -12,43 +11,24 @@ import io.pglock.schedule.Task;
 import io.pglock.testing.Await;
 import io.pglock.testing.NoLeakedLocks;
 import io.pglock.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The scheduler's meters against the real database: a run that succeeds and one that fails. */
 @ExtendWith(NoLeakedLocks.class)
-class SchedulerMetricsTest {
+class SchedulerMetricsTest extends MetricsTestSupport {
   private static final Duration WAIT = Duration.ofSeconds(30);
   private final String namespace = "metrics-sched-" + UUID.randomUUID().toString().substring(0, 8);
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-  private final List<AutoCloseable> open = new ArrayList<>();
-
-  @BeforeAll
-  static void schema() {
-    PgLockSchema.migrate(TestDatabase.get().dataSource(), PgLockSchema.DEFAULT_SCHEMA);
-  }
 
   @AfterEach
   void closeAndDelete() throws Exception {
-    for (int i = open.size() - 1; i >= 0; i--) {
-      open.get(i).close();
-    }
-    try (Connection c = TestDatabase.get().connect();
-        PreparedStatement a = c.prepareStatement("DELETE FROM pglock.task_run WHERE namespace = ?");
-        PreparedStatement b = c.prepareStatement("DELETE FROM pglock.scheduled_task WHERE namespace = ?")) {
-      a.setString(1, namespace);
-      a.execute();
-      b.setString(1, namespace);
-      b.execute();
-    }
+    closeOpen();
+    delete(namespace, "DELETE FROM pglock.task_run WHERE namespace = ?",
+        "DELETE FROM pglock.scheduled_task WHERE namespace = ?");
   }
 
   private Timer runs(String task, String outcome) {
