@@ -1,0 +1,121 @@
+package io.pglock.dashboard.internal.data;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * One request's connection: every statement is bounded by the query timeout (the server cancels
+ * it) and the connection's network timeout (a silent network fails the read), and the connection
+ * goes back to its pool as it came. {@code {s}} in SQL stands for the checked schema name.
+ */
+public final class Db implements AutoCloseable {
+  private final Connection connection;
+  private final String schema;
+  private final int timeoutSeconds;
+  private final int networkTimeoutBefore;
+
+  private Db(Connection connection, String schema, Duration timeout) throws SQLException {
+    this.connection = connection;
+    this.schema = schema;
+    this.timeoutSeconds = (int) Math.max(1, timeout.toSeconds());
+    this.networkTimeoutBefore = connection.getNetworkTimeout();
+    connection.setNetworkTimeout(Runnable::run, (int) timeout.plusSeconds(5).toMillis());
+    if (!connection.getAutoCommit()) {
+      connection.setAutoCommit(true);
+    }
+  }
+
+  /** {@return a connection from the data source for one request} */
+  public static Db open(DataSource dataSource, String schema, Duration timeout) throws SQLException {
+    Connection c = dataSource.getConnection();
+    try {
+      return new Db(c, schema, timeout);
+    } catch (SQLException | RuntimeException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  /** Binds a statement's parameters. */
+  @FunctionalInterface
+  public interface Binder {
+    /** Binds. */
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /** Reads one row. */
+  @FunctionalInterface
+  public interface Row<T> {
+    /** Reads. */
+    T read(ResultSet rs) throws SQLException;
+  }
+
+  /** {@return the rows of a query} */
+  public <T> List<T> list(String sql, Binder binder, Row<T> row) throws SQLException {
+    try (PreparedStatement ps = prepare(sql)) {
+      binder.bind(ps);
+      List<T> rows = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows.add(row.read(rs));
+        }
+      }
+      return rows;
+    }
+  }
+
+  /** {@return the first row of a query, if any} */
+  public <T> Optional<T> one(String sql, Binder binder, Row<T> row) throws SQLException {
+    List<T> rows = list(sql, binder, row);
+    return rows.isEmpty() ? Optional.empty() : Optional.ofNullable(rows.get(0));
+  }
+
+  /** {@return the count of rows an update changed} */
+  public int update(String sql, Binder binder) throws SQLException {
+    try (PreparedStatement ps = prepare(sql)) {
+      binder.bind(ps);
+      return ps.executeUpdate();
+    }
+  }
+
+  private PreparedStatement prepare(String sql) throws SQLException {
+    PreparedStatement ps = connection.prepareStatement(sql.replace("{s}", schema));
+    ps.setQueryTimeout(timeoutSeconds);
+    return ps;
+  }
+
+  /** {@return a timestamp column as an instant, or null} */
+  public static Instant instant(ResultSet rs, String column) throws SQLException {
+    Timestamp t = rs.getTimestamp(column);
+    return t == null ? null : t.toInstant();
+  }
+
+  /** {@return an interval in milliseconds read from a column, or null} */
+  public static Duration millis(ResultSet rs, String column) throws SQLException {
+    double v = rs.getDouble(column);
+    return rs.wasNull() ? null : Duration.ofMillis((long) v);
+  }
+
+  /** {@return a text column, if not null} */
+  public static Optional<String> text(ResultSet rs, String column) throws SQLException {
+    return Optional.ofNullable(rs.getString(column));
+  }
+
+  @Override
+  public void close() throws SQLException {
+    try {
+      connection.setNetworkTimeout(Runnable::run, networkTimeoutBefore);
+    } finally {
+      connection.close();
+    }
+  }
+}
