@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
     versionProvider = PglockCommand.Version.class,
     description = "Distributed locks on PostgreSQL advisory locks.",
     subcommands = {RunCommand.class, LocksCommand.class, LeaderCommand.class, MembersCommand.class, TasksCommand.class, JobsCommand.class,
-        HistoryCommand.class, KeyCommand.class, DemoCommand.class,
+        HistoryCommand.class, DashboardCommand.class, KeyCommand.class, DemoCommand.class,
         CommandLine.HelpCommand.class})
 public final class PglockCommand implements Callable<Integer> {
 
