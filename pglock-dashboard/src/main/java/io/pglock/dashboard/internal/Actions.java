@@ -77,15 +77,15 @@ final class Actions {
     try (Db db = Db.open(settings.dataSource(), settings.schema(), settings.queryTimeout())) {
       Optional<String> forged = csrf.check(ex, form.get(Csrf.FIELD));
       if (forged.isPresent()) {
-        ActionLog.record(db, actor, action.id(), target, "refused", 0, "anti-forgery check: " + forged.get());
+        refused(db, actor, action, target, "anti-forgery check: " + forged.get());
         return Outcome.refused(403, forged.get());
       }
       if (settings.readOnly()) {
-        ActionLog.record(db, actor, action.id(), target, "refused", 0, "read-only dashboard");
+        refused(db, actor, action, target, "read-only dashboard");
         return Outcome.refused(403, "this dashboard is read-only: it shows, and takes no actions");
       }
       if (!allows(ex.caller(), action)) {
-        ActionLog.record(db, actor, action.id(), target, "refused", 0, "not allowed by the authorizer");
+        refused(db, actor, action, target, "not allowed by the authorizer");
         return Outcome.refused(403, actor + " may not " + action.id() + " (the dashboard's authorizer said no)");
       }
       int changed;
@@ -118,6 +118,19 @@ final class Actions {
       ActionLog.record(db, actor, action.id(), target, changed > 0 ? "done" : "no_change", changed, null);
       return Outcome.redirect(ex.basePath() + back + (back.contains("?") ? "&" : "?") + "done=" + action.id()
           + "&n=" + changed);
+    }
+  }
+
+  /**
+   * Records a refusal. A read-only dashboard's role may lack INSERT on the log: the refusal then
+   * stands, and is logged instead of turning into a database error.
+   */
+  private static void refused(Db db, String actor, DashboardAction action, String target, String why) {
+    try {
+      ActionLog.record(db, actor, action.id(), target, "refused", 0, why);
+    } catch (SQLException e) {
+      log.warn("dashboard: refused {} of {} on {} ({}); not recorded: {}", action.id(), actor, target, why,
+          e.getMessage());
     }
   }
 
