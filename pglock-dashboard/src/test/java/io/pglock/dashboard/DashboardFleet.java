@@ -33,15 +33,19 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * A small real fleet in a schema of its own, for the dashboard to show: two nodes (alpha, beta) in
- * namespace {@code shop}; alpha holds {@code inventory} and beta waits for it; an election both
+ * a namespace of its own ({@code shop-xxxx}); alpha holds {@code inventory} and beta waits for it; an election both
  * join; an ownership group over four partitions; a task that succeeds and one that fails; a queue
  * with succeeded, discarded, retryable and scheduled jobs; a failed hold in the lock history.
  * Everything it opened is closed, and its schema dropped, by {@link #close()}.
  */
 final class DashboardFleet implements AutoCloseable {
-  static final String NAMESPACE = "shop";
   static final String QUEUE = "emails";
   final String schema = "dash_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+  /**
+   * The fleet's namespace, its own: advisory locks are per database, not per schema, so two fleets
+   * in one namespace would share the lock inventory and the election billing.
+   */
+  final String namespace = "shop-" + schema.substring(5, 9);
   private final List<AutoCloseable> open = new ArrayList<>();
   private final CountDownLatch releaseWaiter = new CountDownLatch(1);
   private Thread waiter;
@@ -171,7 +175,7 @@ final class DashboardFleet implements AutoCloseable {
   }
 
   private PgLocks locks(String node) {
-    return PgLocks.builder(TestDatabase.get().dataSource()).schema(schema).namespace(NAMESPACE).nodeName(node)
+    return PgLocks.builder(TestDatabase.get().dataSource()).schema(schema).namespace(namespace).nodeName(node)
         .lease(Duration.ofSeconds(30)).build();
   }
 
