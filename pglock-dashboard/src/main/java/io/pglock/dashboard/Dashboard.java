@@ -17,8 +17,14 @@ import javax.sql.DataSource;
  * <p>Mount it where your service serves HTTP: {@link #httpHandler()} for a JDK {@code HttpServer},
  * {@link DashboardServlet} for a servlet container (Spring Boot's starter does that), or
  * {@link #serve(InetSocketAddress)} for a server of its own. It is thread-safe and holds no
- * connection between requests; each request borrows one connection from the {@code DataSource}
- * and bounds every statement by the query timeout.
+ * connection between requests; each request borrows one connection from the {@code DataSource}.
+ *
+ * <p>Bounds: once it has its connection (the data source's own connect and pool timeouts bound
+ * that), a page answers within the query timeout ({@link DashboardBuilder#queryTimeout}, 5 s by
+ * default) plus 1 s: its statements share that budget and the server cancels one that overruns.
+ * An action answers within six query timeouts plus 10 s (one job or task call in flight, bounded
+ * by {@code JobAdmin}'s and {@code TaskAdmin}'s 10-second network timeout); a bulk action stops at
+ * that budget and says how many jobs it changed.
  *
  * <pre>{@code
  * Dashboard dashboard = Dashboard.builder(dataSource).authorizer(DashboardAuthorizer.role("ops")).build();

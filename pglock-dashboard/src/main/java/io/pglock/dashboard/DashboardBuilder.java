@@ -76,8 +76,8 @@ public final class DashboardBuilder {
   }
 
   /**
-   * The bound on each statement a page runs (default 5 s): the server cancels a statement that
-   * takes longer, and the page says so.
+   * The time a page's queries may take together (default 5 s): a statement still running then is
+   * cancelled by the server, and the page says so. Actions get six times as much.
    *
    * @param timeout from 1 s to 5 min
    * @return this builder

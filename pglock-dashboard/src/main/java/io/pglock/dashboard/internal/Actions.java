@@ -31,6 +31,8 @@ import org.slf4j.LoggerFactory;
 final class Actions {
   /** The most jobs one bulk action changes; the operator repeats it for more. */
   static final int BULK_CAP = 10_000;
+  /** An action's time budget, in query timeouts: a bulk action stops there and says so. */
+  static final int ACTION_BUDGET = 6;
   private static final Logger log = LoggerFactory.getLogger(Actions.class);
   private final Settings settings;
   private final JobAdmin jobs;
@@ -74,7 +76,8 @@ final class Actions {
         () -> new IllegalArgumentException("the form names no known action (action=job.retry, task.pause, ...)"));
     String actor = ex.caller().recordedName();
     String target = target(path, form);
-    try (Db db = Db.open(settings.dataSource(), settings.schema(), settings.queryTimeout())) {
+    try (Db db = Db.open(settings.dataSource(), settings.schema(),
+        settings.queryTimeout().multipliedBy(ACTION_BUDGET))) {
       Optional<String> forged = csrf.check(ex, form.get(Csrf.FIELD));
       if (forged.isPresent()) {
         refused(db, actor, action, target, "anti-forgery check: " + forged.get());
@@ -90,10 +93,13 @@ final class Actions {
       }
       int changed;
       String back;
+      boolean more = false;
       try {
         if (path.equals("/jobs/bulk")) {
           JobFilter filter = JobFilter.of(form);
-          changed = bulk(db, action, filter);
+          Bulk done = bulk(db, action, filter);
+          changed = done.changed();
+          more = done.more();
           back = "/jobs" + filter.query();
         } else if (path.startsWith("/jobs/")) {
           long id = Router.id(path.substring("/jobs/".length()));
@@ -115,9 +121,10 @@ final class Actions {
         }
         return new Outcome(null, 409, "The action failed", e.getMessage());
       }
-      ActionLog.record(db, actor, action.id(), target, changed > 0 ? "done" : "no_change", changed, null);
+      ActionLog.record(db, actor, action.id(), target, changed > 0 ? "done" : "no_change", changed,
+          more ? "stopped at the time limit or the cap; more jobs match" : null);
       return Outcome.redirect(ex.basePath() + back + (back.contains("?") ? "&" : "?") + "done=" + action.id()
-          + "&n=" + changed);
+          + "&n=" + changed + (more ? "&more=1" : ""));
     }
   }
 
@@ -175,8 +182,19 @@ final class Actions {
     };
   }
 
-  /** Applies a job action to the jobs of a filter, at most {@link #BULK_CAP}, newest first. */
-  private int bulk(Db db, DashboardAction action, JobFilter filter) throws SQLException {
+  /**
+   * What a bulk action did.
+   *
+   * @param changed how many jobs changed
+   * @param more true if it stopped at the cap or the time budget with jobs left
+   */
+  record Bulk(int changed, boolean more) {}
+
+  /**
+   * Applies a job action to the jobs of a filter, newest first: at most {@link #BULK_CAP}, and
+   * stopping at the request's deadline, so that a click answers in time whatever the table holds.
+   */
+  private Bulk bulk(Db db, DashboardAction action, JobFilter filter) throws SQLException {
     Set<JobState> states = states(action);
     if (filter.state() == null || !states.contains(filter.state())) {
       throw new IllegalArgumentException(action.id() + " in bulk needs the state filter set to one of "
@@ -185,21 +203,28 @@ final class Actions {
     // Collect first, then act: acting while walking would move rows under the walk's cursor.
     List<Long> ids = new ArrayList<>();
     Cursor after = null;
-    for (int pages = 0; ids.size() < BULK_CAP && pages < 200; pages++) {
+    boolean more = true;
+    for (int pages = 0; ids.size() < BULK_CAP && pages < 200 && !db.pastDeadline(); pages++) {
       JobsData.JobsPage page = JobsData.list(db, filter, after, 1_000);
       page.rows().forEach(r -> ids.add(r.id()));
       if (page.next() == null) {
+        more = false;
         break;
       }
       after = Cursor.parse(Optional.of(page.next())).orElseThrow();
     }
     int changed = 0;
+    int tried = 0;
     for (long id : ids.subList(0, Math.min(ids.size(), BULK_CAP))) {
+      if (db.pastDeadline()) {
+        break;
+      }
+      tried++;
       if (job(action, id)) {
         changed++;
       }
     }
-    return changed;
+    return new Bulk(changed, more || tried < ids.size());
   }
 
   /** {@return the message about the action just taken, from the redirect's query, or ""} */
@@ -227,6 +252,9 @@ final class Actions {
     if (done.get().id().startsWith("task.")) {
       return what + " the task.";
     }
-    return n == 0 ? "Nothing changed: no job was in a state for that." : what + " " + n + (n == 1 ? " job." : " jobs.");
+    String more = q.get("more").isPresent() ? " More match: it stopped at the cap or the time limit; act again for the"
+        + " rest." : "";
+    return n == 0 ? "Nothing changed: no job was in a state for that." + more
+        : what + " " + n + (n == 1 ? " job." : " jobs.") + more;
   }
 }

@@ -182,13 +182,12 @@ public final class Router {
         default -> {
           if (path.startsWith("/jobs/")) {
             long id = id(path.substring("/jobs/".length()));
-            Optional<Job> job = jobAdmin.job(id);
+            Optional<Job> job = JobsData.job(db, id);
             if (job.isEmpty()) {
               return error(page, 404, "No such job", "job " + id + " does not exist (deleted, or pruned when finished)");
             }
-            String payload = db.one("SELECT jsonb_pretty(payload) FROM {s}.job WHERE id = ?", ps -> ps.setLong(1, id),
-                rs -> rs.getString(1)).orElse(job.get().payloadJson());
-            return render(page.titled("Job " + id, "jobs"), "job.jte", new Views.JobPage(job.get(), payload));
+            return render(page.titled("Job " + id, "jobs"), "job.jte", new Views.JobPage(job.get(),
+                job.get().payloadJson()));
           }
           return notFound(page);
         }

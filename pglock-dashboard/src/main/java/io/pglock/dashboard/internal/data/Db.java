@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLTimeoutException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,20 +14,24 @@ import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
- * One request's connection: every statement is bounded by the query timeout (the server cancels
- * it) and the connection's network timeout (a silent network fails the read), and the connection
- * goes back to its pool as it came. {@code {s}} in SQL stands for the checked schema name.
+ * One request's connection. The request has a deadline, the query timeout from its start: each
+ * statement may take what is left of it (rounded up to whole seconds, as JDBC counts; the server
+ * cancels it then), none starts after it, and a silent network fails a read after the timeout and
+ * 5 s more. So a page answers within the query timeout and 1 s once it has its connection. The
+ * connection goes back to its pool as it came. {@code {s}} in SQL stands for the checked schema name.
  */
 public final class Db implements AutoCloseable {
   private final Connection connection;
   private final String schema;
-  private final int timeoutSeconds;
+  private final Duration timeout;
+  private final long deadlineNanos;
   private final int networkTimeoutBefore;
 
   private Db(Connection connection, String schema, Duration timeout) throws SQLException {
     this.connection = connection;
     this.schema = schema;
-    this.timeoutSeconds = (int) Math.max(1, timeout.toSeconds());
+    this.timeout = timeout;
+    this.deadlineNanos = System.nanoTime() + timeout.toNanos();
     this.networkTimeoutBefore = connection.getNetworkTimeout();
     connection.setNetworkTimeout(Runnable::run, (int) timeout.plusSeconds(5).toMillis());
     if (!connection.getAutoCommit()) {
@@ -88,9 +93,20 @@ public final class Db implements AutoCloseable {
   }
 
   private PreparedStatement prepare(String sql) throws SQLException {
+    long left = deadlineNanos - System.nanoTime();
+    if (left <= 0) {
+      throw new SQLTimeoutException("the page's queries took longer than " + timeout.toMillis() + " ms (the"
+          + " dashboard's query timeout): the database is slow or busy; try again, or raise"
+          + " DashboardBuilder.queryTimeout", "57014");
+    }
     PreparedStatement ps = connection.prepareStatement(sql.replace("{s}", schema));
-    ps.setQueryTimeout(timeoutSeconds);
+    ps.setQueryTimeout((int) Math.max(1, (left + 999_999_999L) / 1_000_000_000L));
     return ps;
+  }
+
+  /** {@return true once the request's deadline has passed} */
+  public boolean pastDeadline() {
+    return deadlineNanos - System.nanoTime() <= 0;
   }
 
   /** {@return a timestamp column as an instant, or null} */

@@ -335,4 +335,22 @@ public final class JobsData {
     }
     return stats;
   }
+
+  /** {@return one job with every failed attempt's error, if it exists} */
+  public static java.util.Optional<io.pglock.queue.Job> job(Db db, long id) throws SQLException {
+    List<io.pglock.queue.JobError> errors = db.list("SELECT (e->>'attempt')::int AS attempt,"
+        + " (e->>'at')::timestamptz AS at, e->>'node' AS node, e->>'class' AS class, e->>'message' AS message,"
+        + " e->>'stack' AS stack FROM {s}.job, jsonb_array_elements(errors) e WHERE id = ?", ps -> ps.setLong(1, id),
+        rs -> new io.pglock.queue.JobError(rs.getInt("attempt"), Db.instant(rs, "at"), rs.getString("node"),
+            rs.getString("class"), rs.getString("message"), rs.getString("stack")));
+    return db.one("SELECT id, queue, kind, jsonb_pretty(payload) AS payload, priority, run_at, state, attempt,"
+        + " max_attempts, unique_key, concurrency_key, node, cancel_requested_at IS NOT NULL AS cancel_requested,"
+        + " created_at, started_at, finished_at FROM {s}.job WHERE id = ?", ps -> ps.setLong(1, id),
+        rs -> new io.pglock.queue.Job(rs.getLong("id"), rs.getString("queue"), rs.getString("kind"),
+            rs.getString("payload"), rs.getInt("priority"), Db.instant(rs, "run_at"),
+            JobState.ofDb(rs.getString("state")), rs.getInt("attempt"), (Integer) rs.getObject("max_attempts"),
+            rs.getString("unique_key"), rs.getString("concurrency_key"), rs.getString("node"),
+            rs.getBoolean("cancel_requested"), List.copyOf(errors), Db.instant(rs, "created_at"),
+            Db.instant(rs, "started_at"), Db.instant(rs, "finished_at")));
+  }
 }
