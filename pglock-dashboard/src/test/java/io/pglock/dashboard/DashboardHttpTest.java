@@ -3,6 +3,9 @@ package io.pglock.dashboard;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pglock.testing.Await;
+import io.pglock.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.net.InetSocketAddress;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -166,6 +169,28 @@ class DashboardHttpTest {
       assertThat(r.body()).contains(why);
       assertThat(fleet.text("SELECT state FROM " + fleet.schema + ".job WHERE id = ?", id)).isEqualTo("available");
       return page;
+    }
+  }
+
+  @Test
+  void aPageBlockedInTheDatabaseAnswersWithinItsTimeout() throws Exception {
+    try (Connection blocker = TestDatabase.get().connect();
+        DashboardServer s = fleet.dashboard().queryTimeout(Duration.ofSeconds(1)).build()
+            .serve(new InetSocketAddress("127.0.0.1", 0))) {
+      blocker.setAutoCommit(false);
+      try (Statement st = blocker.createStatement()) {
+        st.execute("LOCK TABLE " + fleet.schema + ".job IN ACCESS EXCLUSIVE MODE");
+        long start = System.nanoTime();
+        HttpResponse<String> r = new Browserless(s.uri()).get("/jobs");
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertThat(r.statusCode()).isEqualTo(503);
+        assertThat(r.body()).contains("The database did not answer", "57014");
+        // The bound is the timeout plus 1 s; the margin is for a saturated machine, and the point is
+        // that the page answers at all while the table stays locked.
+        assertThat(took).isLessThan(Duration.ofSeconds(15));
+      } finally {
+        blocker.rollback();
+      }
     }
   }
 
