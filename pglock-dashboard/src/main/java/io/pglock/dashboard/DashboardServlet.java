@@ -111,7 +111,15 @@ public class DashboardServlet extends HttpServlet {
     @Override
     public void respond(int status, Map<String, String> headers, byte[] body) throws IOException {
       response.setStatus(status);
-      headers.forEach(response::setHeader);
+      headers.forEach((name, value) -> {
+        // added, not set: a filter in front (Spring Security saving its CSRF token in a new
+        // session) may have set a cookie of its own on this response already
+        if (name.equalsIgnoreCase("Set-Cookie")) {
+          response.addHeader(name, value);
+        } else {
+          response.setHeader(name, value);
+        }
+      });
       if (body.length > 0 && !request.getMethod().equals("HEAD")) {
         response.setContentLength(body.length);
         response.getOutputStream().write(body);
