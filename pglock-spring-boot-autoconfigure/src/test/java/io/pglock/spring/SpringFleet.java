@@ -1,6 +1,7 @@
 package io.pglock.spring;
 
 import io.pglock.testing.TestDatabase;
+import java.net.URI;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -11,6 +12,7 @@ import java.util.UUID;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.io.DefaultResourceLoader;
 
 /**
  * Real application contexts of one test app, as nodes of a fleet: each starts with Boot's own
@@ -36,6 +38,38 @@ final class SpringFleet {
    * @return the running context
    */
   static ConfigurableApplicationContext start(Class<?> app, String namespace, String node, String... properties) {
+    return new SpringApplicationBuilder(app).web(WebApplicationType.NONE).properties(properties(namespace, node, properties))
+        .run();
+  }
+
+  /**
+   * Starts a node as a servlet web application, on an embedded server at a free port
+   * ({@code local.server.port} tells which).
+   *
+   * @param app the test app's configuration class
+   * @param classLoader the context's class loader, such as a {@code FilteredClassLoader} that hides a
+   *     library from the auto-configuration's conditions; null for the default
+   * @param namespace the fleet's namespace
+   * @param node the node's name
+   * @param properties more properties, {@code key=value}
+   * @return the running context
+   */
+  static ConfigurableApplicationContext startWeb(Class<?> app, ClassLoader classLoader, String namespace, String node,
+      String... properties) {
+    SpringApplicationBuilder b = new SpringApplicationBuilder(app).web(WebApplicationType.SERVLET)
+        .properties(properties(namespace, node, properties)).properties("server.port=0");
+    if (classLoader != null) {
+      b.resourceLoader(new DefaultResourceLoader(classLoader));
+    }
+    return b.run();
+  }
+
+  /** {@return the base URI of a web node's server} */
+  static URI uri(ConfigurableApplicationContext web) {
+    return URI.create("http://127.0.0.1:" + web.getEnvironment().getProperty("local.server.port") + "/");
+  }
+
+  private static String[] properties(String namespace, String node, String... properties) {
     TestDatabase db = TestDatabase.get();
     List<String> props = new ArrayList<>(List.of(
         "spring.datasource.url=" + db.jdbcUrl(),
@@ -55,7 +89,7 @@ final class SpringFleet {
       props.add("spring.datasource.password=" + db.password());
     }
     props.addAll(List.of(properties));
-    return new SpringApplicationBuilder(app).web(WebApplicationType.NONE).properties(props.toArray(String[]::new)).run();
+    return props.toArray(String[]::new);
   }
 
   /**

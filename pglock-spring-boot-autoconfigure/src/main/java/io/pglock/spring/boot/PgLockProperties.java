@@ -39,6 +39,7 @@ public class PgLockProperties {
   private final Scheduler scheduler = new Scheduler();
   private final Queue queue = new Queue();
   private final Metrics metrics = new Metrics();
+  private final Dashboard dashboard = new Dashboard();
 
   /** {@return whether pglock's beans are created} */
   public boolean isEnabled() {
@@ -198,6 +199,140 @@ public class PgLockProperties {
   /** {@return the metrics settings} */
   public Metrics getMetrics() {
     return metrics;
+  }
+
+  /** {@return the dashboard's settings} */
+  public Dashboard getDashboard() {
+    return dashboard;
+  }
+
+  /**
+   * The web dashboard (module pglock-dashboard), served by the application's servlet container when
+   * enabled: it shows locks, elections, tasks, queues and jobs, and retries, discards, cancels and
+   * deletes jobs and triggers, pauses and resumes tasks.
+   */
+  public static class Dashboard {
+    /** Creates the dashboard settings, at their defaults (Spring binds the properties). */
+    public Dashboard() {}
+
+    /** Whether the dashboard is served (in a servlet web application, with pglock-dashboard on the class path). */
+    private boolean enabled;
+    /** Where the dashboard is served: a path starting with / and without a trailing / or wildcard; mapped at path/*. */
+    private String path = "/pglock";
+    /** Show everything and take no action: no action buttons, and every POST refused (and recorded). */
+    private boolean readOnly;
+    /**
+     * The role a caller needs to take actions, as the servlet's isUserInRole knows it (for Spring
+     * Security, without ROLE_). Default: with Spring Security, any authenticated caller; without, anyone.
+     */
+    private String role;
+    /**
+     * Base64 of at least 32 random bytes that sign the anti-forgery tokens. Default: random per start;
+     * give every instance behind one URL the same one.
+     */
+    private String csrfSecret;
+    /** How often an open page refreshes its live parts (zero, or 1 s to 1 h; default 3 s). */
+    private Duration refresh;
+    /** The bound on each statement a page runs (1 s to 5 min; default 5 s). */
+    private Duration queryTimeout;
+
+    /** {@return whether the dashboard is served} */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /**
+     * Sets whether the dashboard is served.
+     *
+     * @param enabled whether the dashboard is served
+     */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** {@return where the dashboard is served} */
+    public String getPath() {
+      return path;
+    }
+
+    /**
+     * Sets where the dashboard is served.
+     *
+     * @param path where the dashboard is served, such as {@code /pglock}
+     */
+    public void setPath(String path) {
+      this.path = path;
+    }
+
+    /** {@return whether the dashboard is read-only} */
+    public boolean isReadOnly() {
+      return readOnly;
+    }
+
+    /**
+     * Sets whether the dashboard is read-only.
+     *
+     * @param readOnly whether the dashboard is read-only
+     */
+    public void setReadOnly(boolean readOnly) {
+      this.readOnly = readOnly;
+    }
+
+    /** {@return the role a caller needs to take actions, or null for the default} */
+    public String getRole() {
+      return role;
+    }
+
+    /**
+     * Sets the role a caller needs to take actions.
+     *
+     * @param role the role a caller needs to take actions
+     */
+    public void setRole(String role) {
+      this.role = role;
+    }
+
+    /** {@return the anti-forgery secret in base64, or null for a random one} */
+    public String getCsrfSecret() {
+      return csrfSecret;
+    }
+
+    /**
+     * Sets the anti-forgery secret.
+     *
+     * @param csrfSecret the anti-forgery secret, base64 of at least 32 bytes
+     */
+    public void setCsrfSecret(String csrfSecret) {
+      this.csrfSecret = csrfSecret;
+    }
+
+    /** {@return the refresh interval, or null for the default} */
+    public Duration getRefresh() {
+      return refresh;
+    }
+
+    /**
+     * Sets how often an open page refreshes its live parts.
+     *
+     * @param refresh how often an open page refreshes its live parts
+     */
+    public void setRefresh(Duration refresh) {
+      this.refresh = refresh;
+    }
+
+    /** {@return the query timeout, or null for the default} */
+    public Duration getQueryTimeout() {
+      return queryTimeout;
+    }
+
+    /**
+     * Sets the bound on each statement a page runs.
+     *
+     * @param queryTimeout the bound on each statement a page runs
+     */
+    public void setQueryTimeout(Duration queryTimeout) {
+      this.queryTimeout = queryTimeout;
+    }
   }
 
   /** Micrometer meters (module pglock-micrometer), bound when the application has a MeterRegistry. */
