@@ -88,6 +88,9 @@ class DashboardSecurityTest {
     HttpResponse<String> page = olga.get("/pglock/jobs/" + id);
     assertThat(page.statusCode()).as(page.body()).isEqualTo(200);
     assertThat(page.body()).contains("value=\"job.discard\"");
+    // a first visit: Spring's new session (its CSRF token) and the dashboard's cookie, both kept
+    assertThat(page.headers().allValues("Set-Cookie")).anyMatch(c -> c.startsWith("JSESSIONID="))
+        .anyMatch(c -> c.startsWith("pglock_csrf="));
     String spring = DashboardBrowser.field(page.body(), "_csrf").orElseThrow(() -> new AssertionError(page.body()));
     String own = DashboardBrowser.field(page.body(), "_pglock_csrf").orElseThrow();
 
