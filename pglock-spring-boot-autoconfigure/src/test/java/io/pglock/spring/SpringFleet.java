@@ -38,8 +38,8 @@ final class SpringFleet {
    * @return the running context
    */
   static ConfigurableApplicationContext start(Class<?> app, String namespace, String node, String... properties) {
-    return new SpringApplicationBuilder(app).web(WebApplicationType.NONE).properties(properties(namespace, node, properties))
-        .run();
+    return new SpringApplicationBuilder(app).web(WebApplicationType.NONE)
+        .properties(properties(namespace, node, properties)).run();
   }
 
   /**

@@ -233,7 +233,10 @@ public class PgLockProperties {
     private String csrfSecret;
     /** How often an open page refreshes its live parts (zero, or 1 s to 1 h; default 3 s). */
     private Duration refresh;
-    /** The bound on each statement a page runs (1 s to 5 min; default 5 s). */
+    /**
+     * The time a page's queries may take together (1 s to 5 min; default 5 s); an action gets six
+     * times as much.
+     */
     private Duration queryTimeout;
 
     /** {@return whether the dashboard is served} */
@@ -320,15 +323,15 @@ public class PgLockProperties {
       this.refresh = refresh;
     }
 
-    /** {@return the query timeout, or null for the default} */
+    /** {@return the time a page's queries may take, or null for the default} */
     public Duration getQueryTimeout() {
       return queryTimeout;
     }
 
     /**
-     * Sets the bound on each statement a page runs.
+     * Sets the time a page's queries may take together.
      *
-     * @param queryTimeout the bound on each statement a page runs
+     * @param queryTimeout the time a page's queries may take together
      */
     public void setQueryTimeout(Duration queryTimeout) {
       this.queryTimeout = queryTimeout;
