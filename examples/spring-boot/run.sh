@@ -4,6 +4,7 @@
 #   curl -X POST 'localhost:8080/signups?email=ada@example.com'          # enqueued in the request's transaction
 #   curl -X POST 'localhost:8080/signups?email=bob@example.com&fail=true' # rolled back: no job
 #   curl localhost:8080/actuator/health/pglock ; curl localhost:8080/actuator/metrics/pglock.jobs.attempts
+#   open http://localhost:8080/pglock/                                     # the dashboard: locks, tasks, jobs
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"

@@ -21,7 +21,7 @@ class ExampleApplicationTest {
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(30)).build();
 
   @Test
-  void signupsEnqueueInTheirTransactionAndHealthIsUp() throws Exception {
+  void signupsEnqueueInTheirTransactionAndHealthIsUpAndTheDashboardShowsThem() throws Exception {
     String run = UUID.randomUUID().toString().substring(0, 8);
     TestDatabase db = TestDatabase.get();
     try (ConfigurableApplicationContext app = new SpringApplicationBuilder(ExampleApplication.class).properties(
@@ -42,6 +42,10 @@ class ExampleApplicationTest {
           + "/actuator/health/pglock")).build(), HttpResponse.BodyHandlers.ofString());
       assertThat(health.statusCode()).isEqualTo(200);
       assertThat(health.body()).contains("\"status\":\"UP\"").contains("example-" + run);
+      HttpResponse<String> dashboard = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+          + "/pglock/jobs?kind=welcome-email&payload=" + ok)).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(dashboard.statusCode()).isEqualTo(200);
+      assertThat(dashboard.body()).as("the dashboard lists the job").contains(ok, "welcome-email");
       sql.update("DELETE FROM signup WHERE email = ?", ok);
     }
   }
