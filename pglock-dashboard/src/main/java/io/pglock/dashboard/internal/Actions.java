@@ -104,7 +104,8 @@ final class Actions {
         } else if (path.startsWith("/jobs/")) {
           long id = Router.id(path.substring("/jobs/".length()));
           changed = job(action, id) ? 1 : 0;
-          back = "/jobs/" + id;
+          // A deleted job has no page left to go back to: the list, rather than a "No such job".
+          back = action == DashboardAction.JOB_DELETE && changed > 0 ? "/jobs" : "/jobs/" + id;
         } else if (path.equals("/task")) {
           String ns = Router.required(form, "namespace");
           String name = Router.required(form, "name");

@@ -51,7 +51,8 @@ public record Chart(String title, List<Bar> bars, int width, int height, long ma
   public static Chart stacked(String title, List<String> labels, List<String> series, long[][] values, String from,
       String to, String note) {
     int buckets = labels.size();
-    int width = Math.max(240, buckets * 8);
+    // At least wide enough for the axis under it: two timestamps and the top value.
+    int width = Math.max(480, buckets * 8);
     long max = 1;
     for (int b = 0; b < buckets; b++) {
       long sum = 0;
