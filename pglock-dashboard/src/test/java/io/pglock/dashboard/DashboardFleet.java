@@ -45,7 +45,7 @@ final class DashboardFleet implements AutoCloseable {
    * The fleet's namespace, its own: advisory locks are per database, not per schema, so two fleets
    * in one namespace would share the lock inventory and the election billing.
    */
-  final String namespace = "shop-" + schema.substring(5, 9);
+  final String namespace;
   private final List<AutoCloseable> open = new ArrayList<>();
   private final CountDownLatch releaseWaiter = new CountDownLatch(1);
   private Thread waiter;
@@ -54,6 +54,17 @@ final class DashboardFleet implements AutoCloseable {
   final JobQueue jobs;
 
   DashboardFleet() throws Exception {
+    this(null);
+  }
+
+  /**
+   * A fleet in a namespace given, for screenshots that show a plain one ({@code shop}): only one
+   * such fleet at a time on a database.
+   *
+   * @param namespace the namespace, or null for one of its own
+   */
+  DashboardFleet(String namespace) throws Exception {
+    this.namespace = namespace != null ? namespace : "shop-" + schema.substring(5, 9);
     PgLockSchema.migrate(TestDatabase.get().dataSource(), schema);
     alpha = later(locks("alpha"));
     beta = later(locks("beta"));
