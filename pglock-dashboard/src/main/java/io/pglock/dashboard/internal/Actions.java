@@ -17,7 +17,6 @@ import io.pglock.schedule.TaskAdmin;
 import java.io.IOException;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -172,17 +171,6 @@ final class Actions {
     }
   }
 
-  /** The states each job action applies to: a bulk action needs a filter on one of them. */
-  static Set<JobState> states(DashboardAction action) {
-    return switch (action) {
-      case JOB_RETRY -> EnumSet.of(JobState.DISCARDED, JobState.CANCELLED);
-      case JOB_DISCARD -> EnumSet.of(JobState.AVAILABLE, JobState.RETRYABLE);
-      case JOB_CANCEL -> EnumSet.of(JobState.AVAILABLE, JobState.RETRYABLE, JobState.RUNNING);
-      case JOB_DELETE -> EnumSet.of(JobState.SUCCEEDED, JobState.DISCARDED, JobState.CANCELLED);
-      default -> EnumSet.noneOf(JobState.class);
-    };
-  }
-
   /**
    * What a bulk action did.
    *
@@ -196,7 +184,7 @@ final class Actions {
    * stopping at the request's deadline, so that a click answers in time whatever the table holds.
    */
   private Bulk bulk(Db db, DashboardAction action, JobFilter filter) throws SQLException {
-    Set<JobState> states = states(action);
+    Set<JobState> states = JobActions.states(action);
     if (filter.state() == null || !states.contains(filter.state())) {
       throw new IllegalArgumentException(action.id() + " in bulk needs the state filter set to one of "
           + states.toString().toLowerCase(java.util.Locale.ROOT) + ": filter first, then act on what is shown");

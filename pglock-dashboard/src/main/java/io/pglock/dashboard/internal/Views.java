@@ -96,7 +96,12 @@ public final class Views {
    * @param job the job
    * @param payload its payload, indented
    */
-  public record JobPage(Job job, String payload) {}
+  public record JobPage(Job job, String payload) {
+    /** {@return true if an action applies to the job in its state (its button is shown)} */
+    public boolean offers(String actionId) {
+      return JobActions.appliesTo(actionId, job.state());
+    }
+  }
 
   /**
    * The action log.
