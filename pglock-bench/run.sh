@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the pglock benchmarks (B1..B13) and prints baseline, pglock, ratio, goal and PASS/MISS.
+# Runs the pglock benchmarks (B1..B14) and prints baseline, pglock, ratio, goal and PASS/MISS.
 #   pglock-bench/run.sh [--url jdbc:postgresql://127.0.0.1:5432/test] [--only B1,B3] [--seconds 1] [--rounds 10]
 #                        [--trials 20] [--idle-seconds 10] [--b9-seconds 180] [--b10-jobs 100000] [--b10-workers 8]
 #                        [--b11-scale 1]
@@ -18,6 +18,9 @@
 # B13 (what metrics and tracing cost: B1's and B2's cycles by a PgLocks with PgLocksMetrics against a
 # plain one, and B10's burn-down with JobMetrics, QueueGauges and OpenTelemetry tracing against a plain
 # queue) uses pglock.job like B10, on queues b13-<pid>-plain and -observed whose rows it deletes afterwards.
+# B14 (the dashboard on a big table: every page's latency with 1,000,000 jobs and 100,000 history rows, and
+# B10's burn-down with a dashboard open against closed) fills a schema of its own, pglock_b14_<pid>, with
+# generate_series and drops it afterwards; --trials below 10 (the CI's short run) fills a tenth of it.
 # JAVA_OPTS is passed to the JVM.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -29,7 +32,8 @@ if [[ ! -f "$jar" ]] || [[ -n "$(find "$root/pom.xml" "$root/pglock-core/pom.xml
     "$root/pglock-queue/src/main" "$root/pglock-testing/pom.xml" \
     "$root/pglock-testing/src/main" "$root/pglock-spring-boot-autoconfigure/pom.xml" \
     "$root/pglock-spring-boot-autoconfigure/src/main" "$root/pglock-micrometer/pom.xml" \
-    "$root/pglock-micrometer/src/main" "$here/pom.xml" "$here/src/main" -newer "$jar" -type f -print -quit)" ]]; then
+    "$root/pglock-micrometer/src/main" "$root/pglock-dashboard/pom.xml" "$root/pglock-dashboard/src/main" \
+    "$here/pom.xml" "$here/src/main" -newer "$jar" -type f -print -quit)" ]]; then
   echo "building $jar ..." >&2
   (cd "$root" && ./mvnw -q -pl pglock-bench -am package -DskipTests)
 fi

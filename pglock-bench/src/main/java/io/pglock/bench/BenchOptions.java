@@ -11,7 +11,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
   static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test";
 
   static final String USAGE = """
-      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B13]
+      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B14]
                     [--seconds N] [--rounds N] [--b4-locks N] [--trials N] [--idle-seconds N]
                     [--b9-seconds N] [--b10-jobs N] [--b10-workers N] [--b11-scale N]
         --url       database to run against (default %s); session-level advisory
@@ -27,10 +27,11 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
                     (default 20; below 10, the peers run at tuned settings only); B9: below 10,
                     the short run (%d s of faults instead of %d s); B10 and B13: below 10, %d
                     jobs instead of %d (B13: and --rounds as given, not at least 20); B11: below 10, %d wake-up samples, %d SIGKILL trials and
-                    %d enqueue rounds instead of %d, %d and %d
+                    %d enqueue rounds instead of %d, %d and %d; B14: below 10, %,d jobs and %,d history rows
+                    instead of %,d and %,d, %d timed requests per page instead of %d
         --idle-seconds  B5: length of one idle window for the CPU figure, per side (default 10)
         --b9-seconds  B9: length of the run with faults, whatever --trials says (default: by --trials)
-        --b10-jobs  B10 and B13: no-op jobs queued for each contender's burn-down, whatever --trials says
+        --b10-jobs  B10, B13 and B14: no-op jobs queued for each contender's burn-down, whatever --trials says
                     (default: by --trials)
         --b10-workers  B10: workers of every contender (default %d)
         --b11-scale  B11: N times the default counts (%d wake-up samples, %d SIGKILL trials, %d
@@ -38,6 +39,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
       """.formatted(DEFAULT_URL, B9ScheduledSlots.SHORT_RUN.toSeconds(), B9ScheduledSlots.FULL_RUN.toSeconds(),
           B10BurnDown.SHORT_JOBS, B10BurnDown.FULL_JOBS, B11QueueLatencies.SHORT_SAMPLES, B11QueueLatencies.SHORT_KILLS,
           B11QueueLatencies.SHORT_ROUNDS, B11QueueLatencies.SAMPLES, B11QueueLatencies.KILLS, B11QueueLatencies.ROUNDS,
+          B14Dashboard.SHORT_JOBS, B14Dashboard.SHORT_HISTORY, B14Dashboard.FULL_JOBS, B14Dashboard.FULL_HISTORY,
+          B14Dashboard.SHORT_SAMPLES, B14Dashboard.SAMPLES,
           B10BurnDown.DEFAULT_WORKERS, B11QueueLatencies.SAMPLES, B11QueueLatencies.KILLS, B11QueueLatencies.ROUNDS);
 
   static BenchOptions parse(String[] args) {
@@ -45,7 +48,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
     String user = "postgres";
     String password = null;
     Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9",
-        "B10", "B11", "B12", "B13"));
+        "B10", "B11", "B12", "B13", "B14"));
     double seconds = 1;
     int rounds = 10;
     int b4Locks = 10_000;
@@ -79,8 +82,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
           only = new LinkedHashSet<>();
           for (String id : value.split(",")) {
             String b = id.trim().toUpperCase(Locale.ROOT);
-            if (!b.matches("B([1-9]|1[0-3])")) {
-              throw new IllegalArgumentException("--only takes B1 to B13, comma-separated: " + value);
+            if (!b.matches("B([1-9]|1[0-4])")) {
+              throw new IllegalArgumentException("--only takes B1 to B14, comma-separated: " + value);
             }
             only.add(b);
           }

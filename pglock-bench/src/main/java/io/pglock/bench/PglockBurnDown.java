@@ -55,6 +55,8 @@ final class PglockBurnDown implements BurnDownContender {
   private final String queue;
   private final String name;
   private final QueueInstrumentation instrumentation;
+  private final String schema;
+  private final String table;
   private int jobs;
   private BurnDownProgress progress;
   private HikariDataSource pool;
@@ -77,6 +79,17 @@ final class PglockBurnDown implements BurnDownContender {
    */
   PglockBurnDown(Db db, int workers, ClaimMode mode, String tag, String queue, String name,
       QueueInstrumentation instrumentation) {
+    this(db, workers, mode, tag, queue, name, instrumentation, SCHEMA);
+  }
+
+  /**
+   * A contender as above on the job table of another schema (B14: a table of a million jobs); the schema
+   * is migrated if it is not yet.
+   */
+  PglockBurnDown(Db db, int workers, ClaimMode mode, String tag, String queue, String name,
+      QueueInstrumentation instrumentation, String schema) {
+    this.schema = schema;
+    this.table = schema + ".job";
     this.db = db;
     this.workers = workers;
     this.mode = mode;
@@ -103,7 +116,7 @@ final class PglockBurnDown implements BurnDownContender {
         + " Integer.class, no-op); jobs enqueued with enqueueAll in batches of %d; HikariCP pool of %d; table %s"
         + " (pglock's, shared with other queues: VACUUM before the insert, the queue's rows deleted after); done = no"
         + " row of the queue available, retryable or running, then all %s", queue, workers, mode,
-        mode == ClaimMode.ADVISORY ? "on" : "off", KIND, BATCH, B10BurnDown.poolSize(workers), TABLE,
+        mode == ClaimMode.ADVISORY ? "on" : "off", KIND, BATCH, B10BurnDown.poolSize(workers), table,
         "succeeded") + instrumentation.settings();
   }
 
@@ -112,7 +125,7 @@ final class PglockBurnDown implements BurnDownContender {
     this.jobs = jobs;
     progress = new BurnDownProgress(jobs);
     pool = db.hikari(B10BurnDown.SESSION_NAME + "pglock-" + tag, B10BurnDown.poolSize(workers));
-    PgLockSchema.migrate(pool, SCHEMA);
+    PgLockSchema.migrate(pool, schema);
     deleteRowsAndVacuum();
     locks = pgLocks();
     instrumentation.bind(locks);
@@ -133,7 +146,7 @@ final class PglockBurnDown implements BurnDownContender {
    * while pglock uses them, which B10 waits for too.
    */
   private PgLocks pgLocks() {
-    return instrumentation.locks(PgLocks.builder(pool)
+    return instrumentation.locks(PgLocks.builder(pool).schema(schema)
         .nodeName(db.nodeName(B10BurnDown.SESSION_NAME + "pglock-" + tag)).namespace("b10")).build();
   }
 
@@ -150,7 +163,7 @@ final class PglockBurnDown implements BurnDownContender {
           .handler(KIND, Integer.class, (payload, ctx) -> p.handled()))
           .start();
       progress.awaitHandled(stall);
-      long done = BurnDownProgress.awaitRecorded(poll, "SELECT NOT EXISTS (SELECT 1 FROM " + TABLE
+      long done = BurnDownProgress.awaitRecorded(poll, "SELECT NOT EXISTS (SELECT 1 FROM " + table
           + " WHERE queue = '" + queue + "' AND state IN ('available', 'retryable', 'running'))", stall);
       checkAllSucceeded(poll);
       return progress.result(done);
@@ -166,7 +179,7 @@ final class PglockBurnDown implements BurnDownContender {
   }
 
   private void checkAllSucceeded(Connection c) throws Exception {
-    try (PreparedStatement ps = c.prepareStatement("SELECT state, count(*) FROM " + TABLE
+    try (PreparedStatement ps = c.prepareStatement("SELECT state, count(*) FROM " + table
         + " WHERE queue = ? GROUP BY state ORDER BY state")) {
       ps.setString(1, queue);
       StringBuilder states = new StringBuilder();
@@ -187,17 +200,17 @@ final class PglockBurnDown implements BurnDownContender {
 
   @Override
   public List<String> tables() {
-    return List.of(TABLE);
+    return List.of(table);
   }
 
   private void deleteRowsAndVacuum() throws Exception {
     try (Connection c = db.connect(B10BurnDown.sessionPrefix(db) + "pglock-setup")) {
-      try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + TABLE + " WHERE queue = ?")) {
+      try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE queue = ?")) {
         ps.setString(1, queue);
         ps.executeUpdate();
       }
       try (Statement s = c.createStatement()) {
-        s.execute("VACUUM " + TABLE);
+        s.execute("VACUUM " + table);
       }
     }
   }

@@ -26,6 +26,8 @@ public final class Db implements AutoCloseable {
   private final Duration timeout;
   private final long deadlineNanos;
   private final int networkTimeoutBefore;
+  /** Results a request's page reads more than once (one pass that serves every queue), by name. */
+  private final java.util.Map<String, Object> memo = new java.util.HashMap<>();
 
   private Db(Connection connection, String schema, Duration timeout) throws SQLException {
     this.connection = connection;
@@ -82,6 +84,24 @@ public final class Db implements AutoCloseable {
   public <T> Optional<T> one(String sql, Binder binder, Row<T> row) throws SQLException {
     List<T> rows = list(sql, binder, row);
     return rows.isEmpty() ? Optional.empty() : Optional.ofNullable(rows.get(0));
+  }
+
+  /** Reads a result once per request. */
+  @FunctionalInterface
+  interface Read<T> {
+    /** Reads. */
+    T read() throws SQLException;
+  }
+
+  /** {@return a result read at most once per request: the first call reads it, later ones get it again} */
+  @SuppressWarnings("unchecked")
+  <T> T memo(String name, Read<T> read) throws SQLException {
+    Object v = memo.get(name);
+    if (v == null) {
+      v = read.read();
+      memo.put(name, v);
+    }
+    return (T) v;
   }
 
   /** {@return the count of rows an update changed} */

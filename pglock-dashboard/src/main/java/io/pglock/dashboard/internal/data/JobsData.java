@@ -10,22 +10,30 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * Queues and jobs, by queries that stay fast on a table of millions: counts stop at
- * {@link #COUNT_CAP} and then show the planner's estimate, lists walk an index in keyset order and
- * examine at most {@link #SCAN} rows per page, and the throughput chart reads at most
- * {@link #CHART_ROWS} finished jobs.
+ * {@link #COUNT_CAP} (waiting jobs: {@link #WAITING_SCAN} per queue) and then show the planner's
+ * estimate, lists walk an index in keyset order and examine at most {@link #SCAN} rows per page, and
+ * the throughput charts read at most {@link #CHART_ROWS} finished jobs in all. What every queue of a
+ * page needs (finished counts, charts) is read in one pass per request, not one per queue.
  */
 public final class JobsData {
   /** Counts are exact below this; above it, the planner's estimate is shown. */
   public static final int COUNT_CAP = 10_000;
+  /**
+   * The most waiting jobs (available and retryable) one queue's counts examine: below it the due,
+   * scheduled and retryable counts are exact, above it estimates.
+   */
+  public static final int WAITING_SCAN = 3 * COUNT_CAP;
   /** The most rows one page of jobs examines for filters no index serves (kind, times, payload). */
   public static final int SCAN = 5_000;
   /** Jobs per page. */
@@ -103,33 +111,35 @@ public final class JobsData {
           + " FROM q WHERE q.queue IS NOT NULL AND n < 200)"
           + " SELECT queue FROM q WHERE queue IS NOT NULL", ps -> {}, rs -> rs.getString(1)));
     }
-    queues.addAll(db.list("SELECT DISTINCT queue FROM (SELECT queue FROM {s}.job WHERE state IN " + FINISHED
-        + " AND finished_at > now() - interval '1 hour' ORDER BY finished_at DESC LIMIT " + CHART_ROWS + ") j",
-        ps -> {}, rs -> rs.getString(1)));
+    queues.addAll(recent(db).byQueue().keySet());
     return List.copyOf(queues);
   }
 
-  /** {@return a queue's counts and the age of its oldest due job} */
+  /**
+   * {@return a queue's counts and the age of its oldest due job}
+   *
+   * <p>Waiting jobs in one pass over the queue's rows of index job_available, at most
+   * {@link #WAITING_SCAN} (a state the index cannot tell apart, retryable, no longer costs a walk of
+   * every waiting job); finished jobs from one pass for every queue ({@link #finished(Db)}).
+   */
   public static QueueStats stats(Db db, String queue) throws SQLException {
-    long[] exact = db.one("SELECT"
-        + " (SELECT count(*) FROM (SELECT 1 FROM {s}.job WHERE queue = ? AND state = 'available' AND run_at <= now()"
-        + "   LIMIT " + COUNT_CAP + ") x),"
-        + " (SELECT count(*) FROM (SELECT 1 FROM {s}.job WHERE queue = ? AND state = 'available' AND run_at > now()"
-        + "   LIMIT " + COUNT_CAP + ") x),"
-        + " (SELECT count(*) FROM (SELECT 1 FROM {s}.job WHERE queue = ? AND state = 'retryable'"
-        + "   LIMIT " + COUNT_CAP + ") x),"
-        + " (SELECT count(*) FROM (SELECT 1 FROM {s}.job WHERE queue = ? AND state = 'running'"
-        + "   LIMIT " + COUNT_CAP + ") x)", ps -> {
-          for (int i = 1; i <= 4; i++) {
-            ps.setString(i, queue);
-          }
-        }, rs -> new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)}).orElseThrow();
+    long[] w = db.one("SELECT count(*) FILTER (WHERE state = 'available' AND run_at <= now()),"
+        + " count(*) FILTER (WHERE state = 'available' AND run_at > now()), count(*) FILTER (WHERE state = 'retryable'),"
+        + " count(*), (SELECT count(*) FROM (SELECT 1 FROM {s}.job WHERE queue = ? AND state = 'running'"
+        + "   LIMIT " + COUNT_CAP + ") r)"
+        + " FROM (SELECT state, run_at FROM {s}.job WHERE queue = ? AND state IN ('available', 'retryable')"
+        + "   LIMIT " + WAITING_SCAN + ") x", ps -> {
+          ps.setString(1, queue);
+          ps.setString(2, queue);
+        }, rs -> new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)}).orElseThrow();
+    boolean allSeen = w[3] < WAITING_SCAN;
+    Finished f = finished(db);
     return new QueueStats(queue,
-        capped(db, exact[0], queue, "state = 'available' AND run_at <= now()"),
-        capped(db, exact[1], queue, "state = 'available' AND run_at > now()"),
-        capped(db, exact[2], queue, "state = 'retryable'"),
-        capped(db, exact[3], queue, "state = 'running'"),
-        finished(db, queue, "succeeded"), finished(db, queue, "discarded"), finished(db, queue, "cancelled"),
+        seen(db, allSeen, w[0], queue, "state = 'available' AND run_at <= now()"),
+        seen(db, allSeen, w[1], queue, "state = 'available' AND run_at > now()"),
+        seen(db, allSeen, w[2], queue, "state = 'retryable'"),
+        capped(db, w[4], queue, "state = 'running'"),
+        f.count(db, queue, "succeeded"), f.count(db, queue, "discarded"), f.count(db, queue, "cancelled"),
         oldestDue(db, queue));
   }
 
@@ -137,15 +147,47 @@ public final class JobsData {
     return exact < COUNT_CAP ? new Count(exact, false) : new Count(Math.max(COUNT_CAP, estimate(db, queue, where)), true);
   }
 
-  /** Finished jobs: counted exactly while few (the partial index job_failed for failures), else estimated. */
-  private static Count finished(Db db, String queue, String state) throws SQLException {
-    String order = state.equals("succeeded") ? "" : " ORDER BY finished_at DESC, id DESC";
-    long exact = db.one("SELECT count(*) FROM (SELECT 1 FROM {s}.job WHERE state = ? AND queue = ?" + order
-        + " LIMIT " + COUNT_CAP + ") x", ps -> {
-          ps.setString(1, state);
-          ps.setString(2, queue);
-        }, rs -> rs.getLong(1)).orElse(0L);
-    return capped(db, exact, queue, "state = '" + state + "'");
+  /** A count from a pass that saw every row it counts ({@code allSeen}), or else at least what it saw. */
+  private static Count seen(Db db, boolean allSeen, long seen, String queue, String where) throws SQLException {
+    return allSeen ? new Count(seen, false) : new Count(Math.max(seen, estimate(db, queue, where)), true);
+  }
+
+  /**
+   * Finished jobs per queue and state, read once per request for every queue: the newest
+   * {@link #COUNT_CAP} finished jobs (index job_finished) and the newest {@link #COUNT_CAP} discarded
+   * and cancelled ones (the partial index job_failed). A count is exact when its pass saw every row
+   * of its states (the table has fewer than the cap), else the planner's estimate, at least the rows
+   * seen: the table has no index by queue for finished jobs, so an exact count of a small queue's
+   * succeeded jobs among millions would read them all.
+   */
+  private static Finished finished(Db db) throws SQLException {
+    return db.memo("finished", () -> {
+      Map<String, Long> counts = new HashMap<>();
+      long[] seen = {0, 0};
+      db.list("SELECT queue, state, count(*) FROM (SELECT queue, state FROM {s}.job WHERE state IN " + FINISHED
+          + " ORDER BY finished_at DESC LIMIT " + COUNT_CAP + ") j GROUP BY 1, 2", ps -> {}, rs -> {
+            if (rs.getString(2).equals("succeeded")) {
+              counts.put(rs.getString(1) + "\u0000succeeded", rs.getLong(3));
+            }
+            seen[0] += rs.getLong(3);
+            return null;
+          });
+      db.list("SELECT queue, state, count(*) FROM (SELECT queue, state FROM {s}.job WHERE state IN ('discarded',"
+          + " 'cancelled') ORDER BY finished_at DESC, id DESC LIMIT " + COUNT_CAP + ") j GROUP BY 1, 2", ps -> {}, rs -> {
+            counts.put(rs.getString(1) + "\u0000" + rs.getString(2), rs.getLong(3));
+            seen[1] += rs.getLong(3);
+            return null;
+          });
+      return new Finished(Map.copyOf(counts), seen[0] < COUNT_CAP, seen[1] < COUNT_CAP);
+    });
+  }
+
+  /** What {@link #finished(Db)} read: counts by queue and state, and whether each pass saw every row. */
+  private record Finished(Map<String, Long> counts, boolean allSucceeded, boolean allFailed) {
+    Count count(Db db, String queue, String state) throws SQLException {
+      long seen = counts.getOrDefault(queue + "\u0000" + state, 0L);
+      return seen(db, state.equals("succeeded") ? allSucceeded : allFailed, seen, queue, "state = '" + state + "'");
+    }
   }
 
   /** The planner's row estimate for a condition on one queue (EXPLAIN reads statistics, not rows). */
@@ -176,43 +218,71 @@ public final class JobsData {
   }
 
   /**
+   * The newest finished jobs of the last hour, at most {@link #CHART_ROWS} of all queues, counted per
+   * queue, state and minute: one pass (index job_finished), read once per request, that serves the
+   * queue list and every throughput chart of the page.
+   *
+   * @param byQueue per queue, the counts per series (succeeded, discarded, cancelled) and minute
+   * @param all the same for every queue
+   * @param read the jobs read
+   */
+  private record Recent(Map<String, long[][]> byQueue, long[][] all, long read) {}
+
+  private static Recent recent(Db db) throws SQLException {
+    return db.memo("recent", () -> {
+      Map<String, long[][]> byQueue = new TreeMap<>();
+      long[][] all = new long[3][CHART_MINUTES];
+      long[] read = {0};
+      db.list("SELECT queue, state, floor(extract(epoch FROM now() - finished_at) / 60)::int AS ago, count(*)"
+          + " FROM (SELECT queue, state, finished_at FROM {s}.job WHERE state IN " + FINISHED
+          + "   AND finished_at > now() - interval '" + CHART_MINUTES + " minutes'"
+          + "   ORDER BY finished_at DESC LIMIT " + CHART_ROWS + ") j"
+          + " GROUP BY 1, 2, 3", ps -> {}, rs -> {
+            int ago = Math.min(CHART_MINUTES - 1, Math.max(0, rs.getInt("ago")));
+            int series = switch (rs.getString("state")) {
+              case "succeeded" -> 0;
+              case "discarded" -> 1;
+              default -> 2;
+            };
+            long n = rs.getLong(4);
+            byQueue.computeIfAbsent(rs.getString("queue"), k -> new long[3][CHART_MINUTES])[series][CHART_MINUTES - 1 - ago]
+                += n;
+            all[series][CHART_MINUTES - 1 - ago] += n;
+            read[0] += n;
+            return null;
+          });
+      return new Recent(byQueue, all, read[0]);
+    });
+  }
+
+  /**
    * {@return jobs finished per minute over the last hour (succeeded and discarded stacked), from at
-   * most {@link #CHART_ROWS} of the newest finished jobs}
+   * most {@link #CHART_ROWS} of the newest finished jobs of all queues}
    *
    * @param queue one queue, or null for all
    */
   public static Chart throughput(Db db, String queue) throws SQLException {
-    long[][] values = new long[3][CHART_MINUTES];
-    long[] read = {0};
-    db.list("SELECT state, floor(extract(epoch FROM now() - finished_at) / 60)::int AS ago, count(*)"
-        + " FROM (SELECT state, finished_at FROM {s}.job WHERE state IN " + FINISHED
-        + "   AND finished_at > now() - interval '" + CHART_MINUTES + " minutes'"
-        + "   AND (?::text IS NULL OR queue = ?) ORDER BY finished_at DESC LIMIT " + CHART_ROWS + ") j"
-        + " GROUP BY 1, 2", ps -> {
-          ps.setString(1, queue);
-          ps.setString(2, queue);
-        }, rs -> {
-          int ago = Math.min(CHART_MINUTES - 1, Math.max(0, rs.getInt("ago")));
-          int series = switch (rs.getString("state")) {
-            case "succeeded" -> 0;
-            case "discarded" -> 1;
-            default -> 2;
-          };
-          values[series][CHART_MINUTES - 1 - ago] += rs.getLong(3);
-          read[0] += rs.getLong(3);
-          return null;
-        });
+    Recent recent = recent(db);
+    long[][] values = queue == null ? recent.all() : recent.byQueue().get(queue);
+    long read = 0;
+    if (values != null) {
+      for (long[] series : values) {
+        for (long v : series) {
+          read += v;
+        }
+      }
+    }
+    if (read == 0) {
+      return new Chart("Jobs finished per minute, last hour", List.of(), 240, Chart.HEIGHT, 0, "", "", "");
+    }
     List<String> labels = new ArrayList<>();
     for (int i = 0; i < CHART_MINUTES; i++) {
       labels.add((CHART_MINUTES - i) + " min ago");
     }
-    String note = read[0] >= CHART_ROWS
-        ? "more than " + Format.compact(CHART_ROWS) + " jobs finished in the hour: the chart shows the newest "
-            + Format.compact(CHART_ROWS)
+    String note = recent.read() >= CHART_ROWS
+        ? "more than " + Format.compact(CHART_ROWS) + " jobs finished in the hour (all queues): the charts show the"
+            + " newest " + Format.compact(CHART_ROWS)
         : "";
-    if (read[0] == 0) {
-      return new Chart("Jobs finished per minute, last hour", List.of(), 240, Chart.HEIGHT, 0, "", "", "");
-    }
     return Chart.stacked("Jobs finished per minute, last hour", labels, List.of("succeeded", "discarded", "cancelled"),
         values, "60 min ago", "now", note);
   }
