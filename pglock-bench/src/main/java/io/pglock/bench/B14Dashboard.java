@@ -64,6 +64,7 @@ final class B14Dashboard implements Benchmark {
   static final List<String> POLLED = List.of("/", "/queues", "/jobs");
   static final int WARM_UP_JOBS = 2_000;
   static final int DASHBOARD_POOL = 4;
+  static final String DASHBOARD_POOL_NAME = "b14-dashboard";
 
   @Override
   public String id() {
@@ -99,7 +100,7 @@ final class B14Dashboard implements Benchmark {
     try (Connection c = db.connect(db.runPrefix + "-b14-setup")) {
       try {
         long t0 = System.nanoTime();
-        HikariDataSource pool = later(open, db.hikari("b14-dashboard", DASHBOARD_POOL));
+        HikariDataSource pool = later(open, db.hikari(DASHBOARD_POOL_NAME, DASHBOARD_POOL));
         PgLockSchema.migrate(pool, schema);
         System.out.printf("  filling %s: %,d jobs, %,d history rows ...", schema, jobs, history);
         System.out.flush();
@@ -325,6 +326,10 @@ final class B14Dashboard implements Benchmark {
     List<List<Double>> polls = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
     int[] requests = new int[3];
     int[] skipped = new int[3];
+    double[] busySeconds = new double[3];
+    long[] dbCpu = new long[3];
+    long[] jvmCpu = new long[3];
+    double[] burnSeconds = new double[3];
     List<String> failures = new ArrayList<>();
     String settings = null;
     try (Connection monitor = db.connect(db.runPrefix + "-monitor-b14")) {
@@ -336,7 +341,11 @@ final class B14Dashboard implements Benchmark {
               schema);
           settings = c.settings();
           Watched w = new Watched(c, client, sides[side]);
+          long db0 = BackendCpu.nanos(monitor, db.runPrefix + "-" + DASHBOARD_POOL_NAME);
+          long jvm0 = BackendCpu.threadNanos("pglock-dashboard-");
           Outcome out = B10BurnDown.runOne(db, w, i < 0 ? Math.min(jobs, WARM_UP_JOBS) : jobs, monitor);
+          long db1 = BackendCpu.nanos(monitor, db.runPrefix + "-" + DASHBOARD_POOL_NAME);
+          long jvm1 = BackendCpu.threadNanos("pglock-dashboard-");
           if (out.error() != null) {
             throw new IllegalStateException("B14 burn-down failed, " + out.name() + ": " + out.error());
           }
@@ -344,7 +353,11 @@ final class B14Dashboard implements Benchmark {
             continue;
           }
           perSecond[side][i] = out.burnDown().jobsPerSecond();
+          burnSeconds[side] += out.burnDown().done().toNanos() / 1e9;
+          dbCpu[side] = db0 < 0 || db1 < 0 || dbCpu[side] < 0 ? -1 : dbCpu[side] + db1 - db0;
+          jvmCpu[side] += jvm1 - jvm0;
           if (w.dashboard != null) {
+            busySeconds[side] += Arrays.stream(w.dashboard.millis()).sum() / 1e3;
             for (double v : w.dashboard.millis()) {
               polls.get(side).add(v);
             }
@@ -365,9 +378,16 @@ final class B14Dashboard implements Benchmark {
       double[] v = polls.get(side).stream().mapToDouble(Double::doubleValue).toArray();
       if (v.length > 0) {
         r.note("burn-down, refresh %d s: %d page refreshes during the burn-downs (%d ticks skipped while a refresh"
-            + " of the same page ran), p50 %.1f ms, p95 %.1f ms, max %.1f ms", sides[side].toSeconds(), requests[side],
+            + " of the same page ran), p50 %.1f ms, p95 %.1f ms, max %.1f ms; refreshes under way %.1f%% of the"
+            + " burn-downs' time (their latencies added up, HTTP floor included)", sides[side].toSeconds(), requests[side],
             skipped[side], LossLatency.percentile(v, 0.5), LossLatency.percentile(v, 0.95),
-            Arrays.stream(v).max().orElse(0));
+            Arrays.stream(v).max().orElse(0), 100 * busySeconds[side] / burnSeconds[side]);
+        r.note("burn-down, refresh %d s: CPU per page refresh: database %s (the dashboard pool's %d backends, from"
+            + " /proc), dashboard server threads in this JVM %.1f ms (queries' client side, templates, HTTP); the"
+            + " database's share: %s of one CPU during the burn-downs", sides[side].toSeconds(),
+            dbCpu[side] < 0 ? "not readable" : Report.fmt("%.1f ms", dbCpu[side] / 1e6 / requests[side]), DASHBOARD_POOL,
+            jvmCpu[side] / 1e6 / requests[side],
+            dbCpu[side] < 0 ? "-" : Report.fmt("%.1f%%", 100 * dbCpu[side] / 1e9 / burnSeconds[side]));
       }
     }
     r.note("burn-down: %d rounds after an unmeasured %,d-job burn-down with the dashboard open at 1 s, each round"
