@@ -373,6 +373,11 @@ final class B14Dashboard implements Benchmark {
       r.atLeast(Report.fmt("jobs/s, %,d no-op jobs, 1 worker x %d, dashboard open (%d pages, refresh %d s)", jobs,
           workers, POLLED.size(), sides[side].toSeconds()), Report.fmt("%,.0f/s closed", p.baselineMedian()),
           Report.fmt("%,.0f/s open", p.pglockMedian()), p.ratio(), GOAL_THROUGHPUT);
+      if (dbCpu[side] >= 0 && requests[side] > 0) {
+        r.info(Report.fmt("database CPU of the open dashboard (refresh %d s), during the burn-downs",
+            sides[side].toSeconds()), "-", Report.fmt("%.1f%% of one CPU (%.1f ms per page refresh)",
+            100 * dbCpu[side] / 1e9 / burnSeconds[side], dbCpu[side] / 1e6 / requests[side]), "-");
+      }
       r.note("burn-down, refresh %d s: %s (jobs/s); ratio = median of the rounds' ratios", sides[side].toSeconds(),
           p.detail("%.0f").replace("baseline/pglock", "closed/open"));
       double[] v = polls.get(side).stream().mapToDouble(Double::doubleValue).toArray();

@@ -104,6 +104,11 @@ public final class Db implements AutoCloseable {
     return (T) v;
   }
 
+  /** {@return true if a result of that name was read in this request} */
+  boolean memoized(String name) {
+    return memo.containsKey(name);
+  }
+
   /** {@return the count of rows an update changed} */
   public int update(String sql, Binder binder) throws SQLException {
     try (PreparedStatement ps = prepare(sql)) {

@@ -33,7 +33,7 @@ public final class JobsData {
    * The most waiting jobs (available and retryable) one queue's counts examine: below it the due,
    * scheduled and retryable counts are exact, above it estimates.
    */
-  public static final int WAITING_SCAN = 3 * COUNT_CAP;
+  public static final int WAITING_SCAN = 2 * COUNT_CAP;
   /** The most rows one page of jobs examines for filters no index serves (kind, times, payload). */
   public static final int SCAN = 5_000;
   /** Jobs per page. */
@@ -100,7 +100,12 @@ public final class JobsData {
    */
   public record JobsPage(List<JobRow> rows, String next, boolean scanned) {}
 
-  /** {@return the queues that have jobs waiting or running, or finished in the last hour, sorted} */
+  /**
+   * {@return the queues that have jobs waiting or running, or finished in the last hour, sorted}
+   *
+   * <p>Finished in the last hour: among the jobs the page's charts read ({@link #CHART_ROWS}), or, on a
+   * page without charts (the jobs page's queue list), among the newest {@link #COUNT_CAP}.
+   */
   public static List<String> queues(Db db) throws SQLException {
     TreeSet<String> queues = new TreeSet<>();
     // A skip scan of each partial index: one index probe per distinct queue, whatever the rows.
@@ -111,7 +116,13 @@ public final class JobsData {
           + " FROM q WHERE q.queue IS NOT NULL AND n < 200)"
           + " SELECT queue FROM q WHERE queue IS NOT NULL", ps -> {}, rs -> rs.getString(1)));
     }
-    queues.addAll(recent(db).byQueue().keySet());
+    if (db.memoized("recent")) {
+      queues.addAll(recent(db).byQueue().keySet());
+    } else {
+      queues.addAll(db.list("SELECT DISTINCT queue FROM (SELECT queue FROM {s}.job WHERE state IN " + FINISHED
+          + " AND finished_at > now() - interval '1 hour' ORDER BY finished_at DESC LIMIT " + COUNT_CAP + ") j",
+          ps -> {}, rs -> rs.getString(1)));
+    }
     return List.copyOf(queues);
   }
 
@@ -399,6 +410,7 @@ public final class JobsData {
 
   /** {@return counts per queue for the overview, at most 50 queues} */
   public static Map<String, QueueStats> allStats(Db db) throws SQLException {
+    recent(db); // the pages with counts show charts too: the queue list comes from the charts' pass
     Map<String, QueueStats> stats = new LinkedHashMap<>();
     for (String q : queues(db).stream().limit(50).toList()) {
       stats.put(q, stats(db, q));
