@@ -143,14 +143,17 @@ final class B14Dashboard implements Benchmark {
   }
 
   /**
-   * Two nodes in namespace shop: alpha holds inventory and 20 order locks, beta waits for inventory;
-   * both stand in election billing. Waits until the locks view shows them by name.
+   * Two nodes in a namespace of the run's own ({@code b14-<pid>}: advisory locks are the database's, not
+   * the schema's, so that no other user of the database contends for them): alpha holds inventory and 20
+   * order locks, beta waits for inventory; both stand in election billing. Waits until the locks view
+   * shows them by name.
    */
   private static void fleet(Db db, String schema, List<AutoCloseable> open, CountDownLatch releaseWaiter,
       Connection c) throws Exception {
-    PgLocks alpha = later(open, PgLocks.builder(db.simpleDataSource()).schema(schema).namespace("shop")
+    String namespace = "b14-" + ProcessHandle.current().pid();
+    PgLocks alpha = later(open, PgLocks.builder(db.simpleDataSource()).schema(schema).namespace(namespace)
         .nodeName(db.nodeName("b14-alpha")).build());
-    PgLocks beta = later(open, PgLocks.builder(db.simpleDataSource()).schema(schema).namespace("shop")
+    PgLocks beta = later(open, PgLocks.builder(db.simpleDataSource()).schema(schema).namespace(namespace)
         .nodeName(db.nodeName("b14-beta")).build());
     later(open, alpha.lock("inventory").acquire(Duration.ofSeconds(30)));
     for (int i = 1; i <= 20; i++) {
