@@ -76,7 +76,7 @@ final class Actions {
     String actor = ex.caller().recordedName();
     String target = target(path, form);
     try (Db db = Db.open(settings.dataSource(), settings.schema(),
-        settings.queryTimeout().multipliedBy(ACTION_BUDGET))) {
+        settings.queryTimeout().multipliedBy(ACTION_BUDGET), null)) {
       Optional<String> forged = csrf.check(ex, form.get(Csrf.FIELD));
       if (forged.isPresent()) {
         refused(db, actor, action, target, "anti-forgery check: " + forged.get());

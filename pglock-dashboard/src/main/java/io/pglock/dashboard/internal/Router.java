@@ -9,6 +9,7 @@ import io.pglock.dashboard.internal.data.JobFilter;
 import io.pglock.dashboard.internal.data.JobsData;
 import io.pglock.dashboard.internal.data.LocksData;
 import io.pglock.dashboard.internal.data.NodesData;
+import io.pglock.dashboard.internal.data.SharedReads;
 import io.pglock.dashboard.internal.data.TasksData;
 import io.pglock.dashboard.internal.http.Exchange;
 import io.pglock.dashboard.internal.http.Params;
@@ -36,6 +37,7 @@ public final class Router {
   private final Settings settings;
   private final Csrf csrf;
   private final Templates templates = new Templates();
+  private final SharedReads shared = new SharedReads();
   private final JobAdmin jobAdmin;
   private final Actions actions;
 
@@ -103,7 +105,7 @@ public final class Router {
           .with("Allow", "GET, HEAD, POST");
     }
     Params q = ex.query();
-    try (Db db = Db.open(settings.dataSource(), settings.schema(), settings.queryTimeout())) {
+    try (Db db = Db.open(settings.dataSource(), settings.schema(), settings.queryTimeout(), shared)) {
       switch (path) {
         case "", "/" -> {
           List<JobsData.QueueStats> queues = new ArrayList<>(JobsData.allStats(db).values());

@@ -28,9 +28,11 @@ public final class Db implements AutoCloseable {
   private final int networkTimeoutBefore;
   /** Results a request's page reads more than once (one pass that serves every queue), by name. */
   private final java.util.Map<String, Object> memo = new java.util.HashMap<>();
+  private final SharedReads shared;
 
-  private Db(Connection connection, String schema, Duration timeout) throws SQLException {
+  private Db(Connection connection, String schema, Duration timeout, SharedReads shared) throws SQLException {
     this.connection = connection;
+    this.shared = shared;
     this.schema = schema;
     this.timeout = timeout;
     this.deadlineNanos = System.nanoTime() + timeout.toNanos();
@@ -41,11 +43,16 @@ public final class Db implements AutoCloseable {
     }
   }
 
-  /** {@return a connection from the data source for one request} */
-  public static Db open(DataSource dataSource, String schema, Duration timeout) throws SQLException {
+  /**
+   * {@return a connection from the data source for one request}
+   *
+   * @param shared results the dashboard's requests share, or null for none
+   */
+  public static Db open(DataSource dataSource, String schema, Duration timeout, SharedReads shared)
+      throws SQLException {
     Connection c = dataSource.getConnection();
     try {
-      return new Db(c, schema, timeout);
+      return new Db(c, schema, timeout, shared);
     } catch (SQLException | RuntimeException e) {
       c.close();
       throw e;
@@ -104,9 +111,27 @@ public final class Db implements AutoCloseable {
     return (T) v;
   }
 
-  /** {@return true if a result of that name was read in this request} */
+  /**
+   * {@return a result shared by the dashboard's requests for {@link SharedReads#TTL}, read again
+   * when older; within one request, always the same}
+   */
+  <T> T shared(String name, Read<T> read) throws SQLException {
+    return memo(name, () -> {
+      @SuppressWarnings("unchecked")
+      T v = shared == null ? null : (T) shared.get(name);
+      if (v == null) {
+        v = read.read();
+        if (shared != null) {
+          shared.put(name, v);
+        }
+      }
+      return v;
+    });
+  }
+
+  /** {@return true if a result of that name was read in this request, or is shared and fresh} */
   boolean memoized(String name) {
-    return memo.containsKey(name);
+    return memo.containsKey(name) || (shared != null && shared.get(name) != null);
   }
 
   /** {@return the count of rows an update changed} */

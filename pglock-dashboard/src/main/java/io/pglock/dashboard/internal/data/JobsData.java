@@ -33,7 +33,7 @@ public final class JobsData {
    * The most waiting jobs (available and retryable) one queue's counts examine: below it the due,
    * scheduled and retryable counts are exact, above it estimates.
    */
-  public static final int WAITING_SCAN = 2 * COUNT_CAP;
+  public static final int WAITING_SCAN = COUNT_CAP;
   /** The most rows one page of jobs examines for filters no index serves (kind, times, payload). */
   public static final int SCAN = 5_000;
   /** Jobs per page. */
@@ -172,7 +172,7 @@ public final class JobsData {
    * succeeded jobs among millions would read them all.
    */
   private static Finished finished(Db db) throws SQLException {
-    return db.memo("finished", () -> {
+    return db.shared("finished", () -> {
       Map<String, Long> counts = new HashMap<>();
       long[] seen = {0, 0};
       db.list("SELECT queue, state, count(*) FROM (SELECT queue, state FROM {s}.job WHERE state IN " + FINISHED
@@ -240,7 +240,7 @@ public final class JobsData {
   private record Recent(Map<String, long[][]> byQueue, long[][] all, long read) {}
 
   private static Recent recent(Db db) throws SQLException {
-    return db.memo("recent", () -> {
+    return db.shared("recent", () -> {
       Map<String, long[][]> byQueue = new TreeMap<>();
       long[][] all = new long[3][CHART_MINUTES];
       long[] read = {0};
