@@ -63,6 +63,31 @@ class DashboardHttpTest {
   }
 
   @Test
+  void historyPagesFollowTheirCursorWithoutRepeatingARow() throws Exception {
+    try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement()) {
+      // 70 ended holds of a lock of its own, 5 in another namespace between them.
+      s.execute("INSERT INTO " + fleet.schema + ".lock_history (id, namespace, name, key, node, pid, backend_start,"
+          + " acquired_at, released_at, outcome) SELECT 900000 + g, CASE WHEN g % 15 = 0 THEN 'elsewhere' ELSE '"
+          + fleet.namespace + "' END, 'paged', 1, 'gamma', 1, now(), now() - g * interval '1 minute',"
+          + " now() - g * interval '1 minute' + interval '1 second', 'released' FROM generate_series(1, 75) g");
+    }
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    String path = "/history?namespace=" + fleet.namespace;
+    for (int pages = 0; path != null && pages < 10; pages++) {
+      String body = page(path);
+      java.util.regex.Matcher rows = java.util.regex.Pattern.compile("<td>" + java.util.regex.Pattern.quote(
+          fleet.namespace) + " / paged</td><td>gamma</td><td class=\"num\">1</td><td[^>]*>([^<]+)</td>").matcher(body);
+      while (rows.find()) {
+        assertThat(seen.add(rows.group(1))).as("a row shown twice: " + rows.group(1)).isTrue();
+      }
+      assertThat(body).doesNotContain("elsewhere / paged");
+      java.util.regex.Matcher next = java.util.regex.Pattern.compile("class=\"next\" href=\"([^\"]+)\"").matcher(body);
+      path = next.find() ? next.group(1).replace("&amp;", "&") : null;
+    }
+    assertThat(seen).hasSize(70);
+  }
+
+  @Test
   void badInputIsAClearError() throws Exception {
     HttpResponse<String> state = http.get("/jobs?state=bogus");
     assertThat(state.statusCode()).isEqualTo(400);

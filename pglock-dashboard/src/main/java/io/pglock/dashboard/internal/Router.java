@@ -129,11 +129,10 @@ public final class Router {
           if (name != null && ns == null) {
             throw new IllegalArgumentException("a lock name needs its namespace: fill in both, or neither");
           }
-          List<LocksData.HistoryRow> rows = LocksData.history(db, failed, ns, name, Cursor.parse(q.get("after"))
-              .orElse(null), LocksData.HISTORY_PAGE + 1);
-          String next = rows.size() > LocksData.HISTORY_PAGE ? rows.get(LocksData.HISTORY_PAGE - 1).cursor() : null;
-          return render(page.titled("Lock history", "history"), "history.jte", new Views.History(
-              rows.subList(0, Math.min(rows.size(), LocksData.HISTORY_PAGE)), failed, blank(ns), blank(name), next));
+          LocksData.HistoryPage history = LocksData.history(db, failed, ns, name, Cursor.parse(q.get("after"))
+              .orElse(null), LocksData.HISTORY_PAGE);
+          return render(page.titled("Lock history", "history"), "history.jte", new Views.History(history.rows(),
+              failed, blank(ns), blank(name), history.next()));
         }
         case "/elections" -> {
           return render(page.titled("Elections and ownership", "elections"), "elections.jte",

@@ -93,62 +93,96 @@ public final class LocksData {
    * @param errorClass the failed work's exception class, or null
    * @param errorMessage its message, or null
    * @param errorStack its stack, or null
+   * @param cursor the keyset position after this row, in its page's order
    */
   public record HistoryRow(long id, String namespace, String name, String node, int pid, Instant acquiredAt,
       Instant releasedAt, String outcome, String lossCause, String errorClass, String errorMessage,
-      String errorStack) {
+      String errorStack, String cursor) {
     /** {@return true for failed, lost and disconnected holds} */
     public boolean bad() {
       return !outcome.equals("released") && !outcome.equals("open");
     }
-
-    /** {@return the keyset cursor after this row} */
-    public String cursor() {
-      return Cursor.of(acquiredAt, id);
-    }
   }
 
   /**
-   * {@return a page of the lock history, newest first by acquisition}
+   * A page of the lock history.
    *
-   * @param failedOnly only failed, lost and disconnected holds (index lock_history_failed)
-   * @param namespace with {@code name}, one lock's holds (index lock_history_name)
-   * @param name the lock's exact name, or null
-   * @param after the cursor of the last row of the previous page, or null
+   * @param rows the holds, at most a page
+   * @param next the next page's cursor, or null at the end
    */
-  public static List<HistoryRow> history(Db db, boolean failedOnly, String namespace, String name, Cursor after,
+  public record HistoryPage(List<HistoryRow> rows, String next) {}
+
+  /**
+   * {@return a page of the lock history, newest first, each way along an index: one lock's holds by
+   * acquisition (index lock_history_name); failed, lost and disconnected holds by acquisition (the
+   * partial index lock_history_failed); otherwise holds that ended, by their end (index
+   * lock_history_released; open holds are on the locks page), a namespace filter applied to at most
+   * {@link JobsData#SCAN} of them per page}
+   *
+   * @param failedOnly only failed, lost and disconnected holds
+   * @param namespace only this namespace, or null
+   * @param name with {@code namespace}, only this lock, or null
+   * @param after the cursor of the last row of the previous page, or null
+   * @param limit rows per page
+   */
+  public static HistoryPage history(Db db, boolean failedOnly, String namespace, String name, Cursor after,
       int limit) throws SQLException {
-    String where = failedOnly ? " AND outcome IN ('failed', 'lost', 'disconnected')" : "";
-    if (namespace != null && name != null) {
-      where += " AND namespace = ? AND name = ?";
-    } else if (namespace != null) {
-      where += " AND namespace = ?";
+    boolean byEnd = !failedOnly && name == null;
+    String key = byEnd ? "released_at" : "acquired_at";
+    String where = byEnd ? "released_at IS NOT NULL" : "true";
+    if (failedOnly) {
+      where += " AND outcome IN ('failed', 'lost', 'disconnected')";
     }
-    // Newest first by acquired_at: lock_history_failed and lock_history_name are in that order; the
-    // whole history is bounded by its retention, and acquired_at pages stay stable as rows are added.
-    String sql = "SELECT id, namespace, name, node, pid, acquired_at, released_at, outcome, loss_cause, error_class,"
-        + " error_message, error_stack FROM {s}.lock_history WHERE (acquired_at, id) < (?, ?)" + where
-        + " ORDER BY acquired_at DESC, id DESC LIMIT ?";
-    return db.list(sql, ps -> {
-      int i = 1;
-      ps.setTimestamp(i++, after == null ? Cursor.END_TIME : after.timestamp());
-      ps.setLong(i++, after == null ? Long.MAX_VALUE : after.id());
-      if (namespace != null) {
-        ps.setString(i++, namespace);
-        if (name != null) {
-          ps.setString(i++, name);
-        }
-      }
-      ps.setInt(i, limit);
-    }, rs -> new HistoryRow(rs.getLong("id"), rs.getString("namespace"), rs.getString("name"), rs.getString("node"),
-        rs.getInt("pid"), Db.instant(rs, "acquired_at"), Db.instant(rs, "released_at"), rs.getString("outcome"),
-        rs.getString("loss_cause"), rs.getString("error_class"), rs.getString("error_message"),
-        rs.getString("error_stack")));
+    List<Object> args = new ArrayList<>();
+    if (name != null) {
+      where += " AND namespace = ? AND name = ?";
+      args.add(namespace);
+      args.add(name);
+    } else if (namespace != null && failedOnly) {
+      where += " AND namespace = ?"; // failed holds are few: filtering them costs little
+      args.add(namespace);
+    }
+    args.add(after == null ? Cursor.END_TIME : after.timestamp());
+    args.add(after == null ? Long.MAX_VALUE : after.id());
+    String inner = "SELECT id, namespace, name, node, pid, acquired_at, released_at, outcome, loss_cause, error_class,"
+        + " error_message, error_stack FROM {s}.lock_history WHERE " + where + " AND (" + key + ", id) < (?, ?)"
+        + " ORDER BY " + key + " DESC, id DESC LIMIT " + (byEnd && namespace != null ? JobsData.SCAN : limit + 1);
+    String outer = byEnd && namespace != null ? "SELECT * FROM (" + inner + ") h WHERE namespace = ? LIMIT " + (limit + 1)
+        : inner;
+    List<Object> all = new ArrayList<>(args);
+    if (byEnd && namespace != null) {
+      all.add(namespace);
+    }
+    List<HistoryRow> rows = db.list(outer, ps -> bind(ps, all), rs -> {
+      Instant acquired = Db.instant(rs, "acquired_at");
+      Instant released = Db.instant(rs, "released_at");
+      return new HistoryRow(rs.getLong("id"), rs.getString("namespace"), rs.getString("name"), rs.getString("node"),
+          rs.getInt("pid"), acquired, released, rs.getString("outcome"), rs.getString("loss_cause"),
+          rs.getString("error_class"), rs.getString("error_message"), rs.getString("error_stack"),
+          Cursor.of(byEnd ? released : acquired, rs.getLong("id")));
+    });
+    if (rows.size() > limit) {
+      return new HistoryPage(List.copyOf(rows.subList(0, limit)), rows.get(limit - 1).cursor());
+    }
+    if (byEnd && namespace != null) {
+      // Fewer than a page matched: go on from the last row the bounded walk examined, if it was full.
+      String next = db.one("SELECT count(*) AS n, (array_agg(released_at ORDER BY released_at, id))[1] AS t,"
+          + " (array_agg(id ORDER BY released_at, id))[1] AS i FROM (" + inner + ") h", ps -> bind(ps, args),
+          rs -> rs.getLong("n") < JobsData.SCAN ? null : Cursor.of(Db.instant(rs, "t"), rs.getLong("i"))).orElse(null);
+      return new HistoryPage(List.copyOf(rows), next);
+    }
+    return new HistoryPage(List.copyOf(rows), null);
+  }
+
+  private static void bind(java.sql.PreparedStatement ps, List<Object> args) throws SQLException {
+    for (int i = 0; i < args.size(); i++) {
+      ps.setObject(i + 1, args.get(i));
+    }
   }
 
   /** {@return the holds that ended badly (failed, lost, disconnected) in the last hour, newest first, at most 10} */
   public static List<HistoryRow> recentLosses(Db db) throws SQLException {
-    return history(db, true, null, null, null, 10).stream()
+    return history(db, true, null, null, null, 10).rows().stream()
         .filter(h -> h.acquiredAt().isAfter(Instant.now().minusSeconds(3600))).toList();
   }
 
