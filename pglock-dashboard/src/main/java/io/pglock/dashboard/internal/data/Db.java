@@ -116,13 +116,18 @@ public final class Db implements AutoCloseable {
    * when older; within one request, always the same}
    */
   <T> T shared(String name, Read<T> read) throws SQLException {
+    return shared(name, SharedReads.TTL, read);
+  }
+
+  /** {@return as {@link #shared(String, Read)}, for a time of the caller's choosing} */
+  <T> T shared(String name, Duration ttl, Read<T> read) throws SQLException {
     return memo(name, () -> {
       @SuppressWarnings("unchecked")
       T v = shared == null ? null : (T) shared.get(name);
       if (v == null) {
         v = read.read();
         if (shared != null) {
-          shared.put(name, v);
+          shared.put(name, v, ttl);
         }
       }
       return v;

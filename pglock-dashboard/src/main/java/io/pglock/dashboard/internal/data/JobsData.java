@@ -33,7 +33,7 @@ public final class JobsData {
    * The most waiting jobs (available and retryable) one queue's counts examine: below it the due,
    * scheduled and retryable counts are exact, above it estimates.
    */
-  public static final int WAITING_SCAN = COUNT_CAP;
+  public static final int WAITING_SCAN = 1_000;
   /** The most rows one page of jobs examines for filters no index serves (kind, times, payload). */
   public static final int SCAN = 5_000;
   /** Jobs per page. */
@@ -134,6 +134,10 @@ public final class JobsData {
    * every waiting job); finished jobs from one pass for every queue ({@link #finished(Db)}).
    */
   public static QueueStats stats(Db db, String queue) throws SQLException {
+    return db.shared("stats:" + queue, SharedReads.LIVE_TTL, () -> readStats(db, queue));
+  }
+
+  private static QueueStats readStats(Db db, String queue) throws SQLException {
     long[] w = db.one("SELECT count(*) FILTER (WHERE state = 'available' AND run_at <= now()),"
         + " count(*) FILTER (WHERE state = 'available' AND run_at > now()), count(*) FILTER (WHERE state = 'retryable'),"
         + " count(*), (SELECT count(*) FROM (SELECT 1 FROM {s}.job WHERE queue = ? AND state = 'running'"

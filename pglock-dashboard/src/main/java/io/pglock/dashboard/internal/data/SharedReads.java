@@ -4,15 +4,18 @@ import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Results that every request of a dashboard may share for a while: the passes over thousands of
- * finished jobs behind the throughput charts and the finished counts. An open page refreshes every
- * few seconds, and each of its viewers would otherwise repeat them; per-minute bars and estimated
- * counts do not need to be fresher than {@link #TTL}. Two requests that find a result stale at the
- * same moment may both read it: harmless, and simpler than making one wait for the other.
+ * Results that every request of a dashboard may share for a while. An open page refreshes every
+ * few seconds, the overview and the queues page need the same figures, and each viewer would
+ * otherwise repeat them: the passes over thousands of finished jobs behind the throughput charts and
+ * the finished counts are shared for {@link #TTL} (per-minute bars and estimated counts need not be
+ * fresher), each queue's waiting and running counts for {@link #LIVE_TTL}. Two requests that find a
+ * result stale at the same moment may both read it: harmless, and simpler than making one wait.
  */
 public final class SharedReads {
   /** How long a shared result is used. */
   public static final Duration TTL = Duration.ofSeconds(30);
+  /** How long a queue's live counts are shared: less than a page's refresh interval. */
+  public static final Duration LIVE_TTL = Duration.ofSeconds(2);
   private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
 
   private record Entry(Object value, long expiresNanos) {}
@@ -23,7 +26,7 @@ public final class SharedReads {
     return e != null && e.expiresNanos - System.nanoTime() > 0 ? e.value : null;
   }
 
-  void put(String name, Object value) {
-    entries.put(name, new Entry(value, System.nanoTime() + TTL.toNanos()));
+  void put(String name, Object value, Duration ttl) {
+    entries.put(name, new Entry(value, System.nanoTime() + ttl.toNanos()));
   }
 }
