@@ -184,9 +184,7 @@ class DashboardBrowserTest {
     assertThat(driver.findElement(By.tagName("h1")).getText()).isEqualTo("Task flaky");
     shows(By.id("task-state"), "active");
     shows(By.id("runs"), "failed", "IllegalStateException", "report server said 502");
-    WebElement chart = driver.findElement(By.cssSelector("#lateness svg"));
-    assertThat(chart.isDisplayed()).isTrue();
-    assertThat(chart.findElements(By.tagName("rect"))).isNotEmpty();
+    chartDrawn("#lateness svg");
     screenshot("task");
   }
 
@@ -196,9 +194,7 @@ class DashboardBrowserTest {
     open("/queues");
     shows(By.xpath("//table[@id='queue-counts']//tr[td[1]='" + DashboardFleet.QUEUE + "']"), DashboardFleet.QUEUE);
     assertThat(driver.findElement(By.xpath("//h2[.='" + DashboardFleet.QUEUE + "']")).isDisplayed()).isTrue();
-    WebElement chart = driver.findElement(By.cssSelector("#chart-0 svg"));
-    assertThat(chart.isDisplayed()).isTrue();
-    assertThat(chart.findElements(By.tagName("rect"))).isNotEmpty();
+    chartDrawn("#chart-0 svg");
     screenshot("queues");
   }
 
@@ -567,5 +563,12 @@ class DashboardBrowserTest {
     } catch (IOException | java.io.UncheckedIOException e) {
       System.err.println("could not delete all of " + root + ": " + e);
     }
+  }
+
+  /** A chart is on the page, visible, with at least one bar. */
+  private static void chartDrawn(String css) {
+    WebElement chart = driver.findElement(By.cssSelector(css));
+    assertThat(chart.isDisplayed()).isTrue();
+    assertThat(chart.findElements(By.tagName("rect"))).isNotEmpty();
   }
 }
