@@ -60,8 +60,13 @@ final class B14Dashboard implements Benchmark {
   /** The dashboard's default refresh, and a harsher one. */
   static final Duration REFRESH = Duration.ofSeconds(3);
   static final Duration HARSH_REFRESH = Duration.ofSeconds(1);
+  /** Part 2, steady: how long the dashboard stays open, then closed, in turns (two refreshes of each page). */
+  static final Duration WINDOW = Duration.ofSeconds(6);
+  /** Part 2, steady: jobs of the one long burn-down (about two minutes here, some twenty windows). */
+  static final int WINDOW_JOBS = 800_000;
   /** What a browser polls: the pages an operator keeps open. */
-  static final List<String> POLLED = List.of("/", "/queues", "/jobs");
+  static final List<String> POLLED = System.getProperty("pglock.b14.polled") != null
+      ? List.of(System.getProperty("pglock.b14.polled").split(",")) : List.of("/", "/queues", "/jobs");
   static final int WARM_UP_JOBS = 2_000;
   static final int DASHBOARD_POOL = 4;
   static final String DASHBOARD_POOL_NAME = "b14-dashboard";
@@ -114,6 +119,7 @@ final class B14Dashboard implements Benchmark {
         DashboardClient client = new DashboardClient(server.uri());
         pages(c, schema, client, shortRun, r);
         burnDowns(db, o, schema, client, r);
+        windows(db, o, schema, client, r);
       } finally {
         releaseWaiter.countDown();
         for (int i = open.size() - 1; i >= 0; i--) {
@@ -407,6 +413,75 @@ final class B14Dashboard implements Benchmark {
     for (String f : failures) {
       r.errors.add("dashboard refresh during the burn-down failed: " + f);
     }
+  }
+
+  /**
+   * Part 2, steady: one long burn-down, the dashboard opened and closed in turns of {@link #WINDOW}
+   * while it runs; each open window's rate against the mean of the closed windows on either side.
+   * Separate burn-downs vary by up to 1.7x here (the table, autovacuum, the VM), far more than the 5%
+   * to resolve; neighbouring windows of one burn-down share all of that, so their ratio does not.
+   */
+  private static void windows(Db db, BenchOptions o, String schema, DashboardClient client, Report r)
+      throws Exception {
+    boolean shortRun = shortRun(o);
+    int jobs = shortRun ? 20_000 : WINDOW_JOBS;
+    int workers = o.b10Workers();
+    String queue = "b14w-" + ProcessHandle.current().pid();
+    PglockBurnDown c = new PglockBurnDown(db, workers, ClaimMode.ADVISORY, "b14w", queue,
+        "pglock advisory, dashboard in turns", QueueInstrumentation.NONE, schema);
+    System.out.printf("  steady burn-down of %,d jobs, dashboard open and closed in turns of %d s: prepare ...", jobs,
+        WINDOW.toSeconds());
+    System.out.flush();
+    List<double[]> windows = new ArrayList<>(); // {jobs per second, 1 if open}
+    java.util.concurrent.ExecutorService burner = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      c.prepare(jobs);
+      java.util.concurrent.Future<BurnDownContender.BurnDown> done = burner.submit(() -> c.burnDown(Duration.ofSeconds(60)));
+      boolean open = false;
+      while (!done.isDone()) {
+        long n0 = c.handled();
+        long t0 = System.nanoTime();
+        OpenDashboard d = open ? new OpenDashboard(client, POLLED, REFRESH).open() : null;
+        long end = t0 + WINDOW.toNanos();
+        while (!done.isDone() && System.nanoTime() < end) {
+          Thread.sleep(20); // a window's clock, not a wait for a condition
+        }
+        if (d != null) {
+          d.close();
+        }
+        long n1 = c.handled();
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        if (!done.isDone() && n0 > 0) { // neither the start (no job yet) nor the tail (the queue running dry)
+          windows.add(new double[] {(n1 - n0) / seconds, open ? 1 : 0});
+        }
+        open = !open;
+      }
+      BurnDownContender.BurnDown result = done.get();
+      System.out.printf(" %.1f s, %d windows%n", result.done().toNanos() / 1e9, windows.size());
+    } finally {
+      burner.shutdownNow();
+      c.close();
+    }
+    List<Double> ratios = new ArrayList<>();
+    StringBuilder detail = new StringBuilder();
+    for (int i = 1; i + 1 < windows.size(); i++) {
+      if (windows.get(i)[1] == 1) {
+        double closed = (windows.get(i - 1)[0] + windows.get(i + 1)[0]) / 2;
+        ratios.add(windows.get(i)[0] / closed);
+      }
+    }
+    for (double[] w : windows) {
+      detail.append(detail.length() == 0 ? "" : " ").append(w[1] == 1 ? "O" : "C").append(Report.fmt("%.0f", w[0]));
+    }
+    double[] v = ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    double median = v.length == 0 ? Double.NaN : v.length % 2 == 1 ? v[v.length / 2]
+        : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    r.atLeast(Report.fmt("jobs/s, one burn-down of %,d no-op jobs, 1 worker x %d, the dashboard (%d pages, refresh"
+        + " %d s) open in every other %d-s window", jobs, workers, POLLED.size(), REFRESH.toSeconds(),
+        WINDOW.toSeconds()), "closed windows", Report.fmt("%d open windows", v.length), median, GOAL_THROUGHPUT);
+    r.note("steady burn-down: windows (C closed, O open; jobs/s): %s; ratio = median over the open windows of its"
+        + " rate / the mean of the two closed windows beside it (%s)", detail, Arrays.toString(
+        Arrays.stream(v).mapToObj(x -> Report.fmt("%.2f", x)).toArray()));
   }
 
   /** A burn-down with the dashboard open (polled) while it runs, or closed. */

@@ -173,6 +173,12 @@ final class PglockBurnDown implements BurnDownContender {
     }
   }
 
+  /** {@return the jobs handled so far in the current burn-down (B14's windows read it as it runs)} */
+  int handled() {
+    BurnDownProgress p = progress;
+    return p == null ? 0 : p.handledCount();
+  }
+
   /** The JVM's CPU time (all its threads) over the last burn-down, from before the workers start until they stopped. */
   long cpuNanos() {
     return cpuNanos;

@@ -22,7 +22,8 @@ class DashboardHttpTest {
 
   @BeforeAll
   static void start() throws Exception {
-    fleet = new DashboardFleet().populate();
+    fleet = new DashboardFleet(); // assigned first: if populating fails, stop() still closes it
+    fleet.populate();
     server = fleet.dashboard().build().serve(new InetSocketAddress("127.0.0.1", 0));
     http = new Browserless(server.uri());
   }
