@@ -23,11 +23,19 @@ public final class ActionLog {
   public record Entry(long id, Instant at, String actor, String action, String target, String outcome, int affected,
       String detail) {}
 
-  /** Records an action. */
+  /**
+   * Records an action, durably whatever {@code synchronous_commit} says (as the queue's claims and
+   * the scheduler's run rows are): the statement raises it to {@code on} for its own transaction
+   * when it is {@code off}. The WAL is one stream, so flushing this record's commit also flushes the
+   * commits of the action it records, made just before on the same server: once the page says done,
+   * the change and its record survive a crash.
+   */
   public static void record(Db db, String actor, String action, String target, String outcome, int affected,
       String detail) throws SQLException {
     db.update("INSERT INTO {s}.dashboard_action (actor, action, target, outcome, affected, detail)"
-        + " VALUES (?, ?, ?, ?, ?, ?)", ps -> {
+        + " SELECT ?, ?, ?, ?, ?, ? FROM (SELECT set_config('synchronous_commit', CASE"
+        + " current_setting('synchronous_commit') WHEN 'off' THEN 'on' ELSE current_setting('synchronous_commit')"
+        + " END, true)) durable", ps -> {
           ps.setString(1, actor);
           ps.setString(2, action);
           ps.setString(3, target);
