@@ -54,9 +54,9 @@ final class Actions {
     }
   }
 
-  Actions(Settings settings, JobAdmin jobs) {
+  Actions(Settings settings) {
     this.settings = settings;
-    this.jobs = jobs;
+    this.jobs = JobAdmin.of(settings.dataSource(), settings.schema());
   }
 
   boolean allows(DashboardCaller caller, DashboardAction action) {

@@ -16,7 +16,6 @@ import io.pglock.dashboard.internal.http.Params;
 import io.pglock.dashboard.internal.view.Chart;
 import io.pglock.dashboard.internal.view.Page;
 import io.pglock.queue.Job;
-import io.pglock.queue.JobAdmin;
 import io.pglock.queue.JobState;
 import java.io.IOException;
 import java.sql.SQLException;
@@ -38,15 +37,13 @@ public final class Router {
   private final Csrf csrf;
   private final Templates templates = new Templates();
   private final SharedReads shared = new SharedReads();
-  private final JobAdmin jobAdmin;
   private final Actions actions;
 
   /** A router for a dashboard's settings. */
   public Router(Settings settings) {
     this.settings = settings;
     this.csrf = new Csrf(settings.csrfSecret());
-    this.jobAdmin = JobAdmin.of(settings.dataSource(), settings.schema());
-    this.actions = new Actions(settings, jobAdmin);
+    this.actions = new Actions(settings);
   }
 
   /** Answers one exchange; never throws but for a client that went away. */
@@ -187,8 +184,7 @@ public final class Router {
             if (job.isEmpty()) {
               return error(page, 404, "No such job", "job " + id + " does not exist (deleted, or pruned when finished)");
             }
-            return render(page.titled("Job " + id, "jobs"), "job.jte", new Views.JobPage(job.get(),
-                job.get().payloadJson()));
+            return render(page.titled("Job " + id, "jobs"), "job.jte", new Views.JobPage(job.get()));
           }
           return notFound(page);
         }

@@ -93,10 +93,9 @@ public final class Views {
   /**
    * One job's page.
    *
-   * @param job the job
-   * @param payload its payload, indented
+   * @param job the job, its payload indented
    */
-  public record JobPage(Job job, String payload) {
+  public record JobPage(Job job) {
     /** {@return true if an action applies to the job in its state (its button is shown)} */
     public boolean offers(String actionId) {
       return JobActions.appliesTo(actionId, job.state());
