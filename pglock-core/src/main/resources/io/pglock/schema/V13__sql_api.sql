@@ -40,9 +40,13 @@ BEGIN
     RAISE EXCEPTION 'pglock: namespace is % characters, longer than 63: "%..."', char_length(namespace),
       left(namespace, 20) USING ERRCODE = '22023', HINT = 'use a shorter namespace';
   END IF;
-  IF namespace ~ '[:[:space:]\u0001-\u001f\u007f-\u009f]' THEN
-    RAISE EXCEPTION 'pglock: namespace "%" contains '':'' (which separates namespace from name), whitespace or a control character',
-      namespace USING ERRCODE = '22023', HINT = 'use letters, digits, ''-'', ''_'' or ''.''';
+  IF strpos(namespace, ':') > 0 THEN
+    RAISE EXCEPTION 'pglock: namespace "%" contains '':'', which separates namespace from name', namespace
+      USING ERRCODE = '22023', HINT = 'use letters, digits, ''-'', ''_'' or ''.''';
+  END IF;
+  IF namespace ~ '[[:space:]\u0001-\u001f\u007f-\u009f]' THEN
+    RAISE EXCEPTION 'pglock: namespace "%" contains whitespace or a control character', namespace
+      USING ERRCODE = '22023', HINT = 'use letters, digits, ''-'', ''_'' or ''.''';
   END IF;
   IF name IS NULL OR name !~ '[^[:space:]]' THEN
     RAISE EXCEPTION 'pglock: lock name must not be null or blank: "%"', name
