@@ -236,8 +236,9 @@ $$;
 
 -- Releases the lock of an open hold of this backend and ends the hold: 'failed' with the error when
 -- error_message or error_class is given, else 'released'. The error is trimmed as Java trims it
--- (message 2,000 characters, stack 8,000). If the lock was no longer held (unlocked by hand), the hold
--- ends 'lost' with loss_cause NOT_HELD and the result is false: the work ran without the lock.
+-- (message 2,000 characters, stack 8,000). If the lock was no longer held (unlocked by hand), the
+-- result is false and loss_cause is NOT_HELD: the hold ends 'lost', or 'failed' with an error, as run
+-- puts a failure before a loss.
 CREATE FUNCTION ${schema}.unlock_with_history(hold_id bigint, error_message text DEFAULT NULL,
     error_class text DEFAULT NULL, error_stack text DEFAULT NULL) RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -259,7 +260,7 @@ BEGIN
   v_held := pg_advisory_unlock(v_hold.key);
   UPDATE ${schema}.lock_history h
      SET released_at = clock_timestamp(),
-         outcome = CASE WHEN NOT v_held THEN 'lost' WHEN v_failed THEN 'failed' ELSE 'released' END,
+         outcome = CASE WHEN v_failed THEN 'failed' WHEN NOT v_held THEN 'lost' ELSE 'released' END,
          loss_cause = CASE WHEN NOT v_held THEN 'NOT_HELD' END,
          error_class = CASE WHEN v_failed THEN left(coalesce(unlock_with_history.error_class, 'error'), 200) END,
          error_message = CASE WHEN v_failed THEN left(unlock_with_history.error_message, 2000) END,
