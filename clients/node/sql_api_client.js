@@ -66,7 +66,7 @@ async function main([schema, command, ...args]) {
 function nextLine() {
   return new Promise((resolve) => {
     const rl = readline.createInterface({ input: process.stdin });
-    const done = () => { rl.close(); resolve(); };
+    const done = () => { rl.close(); process.stdin.destroy(); resolve(); }; // stdin would keep node running
     rl.once('line', done);
     rl.once('close', resolve);
   });
