@@ -83,47 +83,57 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
--- Session locks: held until unlock() or the end of the connection, whatever transactions do. Like
--- pg_advisory_lock, a lock taken twice on one connection is held twice and needs two unlocks.
-
--- Takes the lock if free now; true if granted.
-CREATE FUNCTION ${schema}.try_lock(namespace text, name text, shared boolean DEFAULT false) RETURNS boolean
+-- Every lock function below: the checked key, the lock in its scope and mode, now or waiting (bounded
+-- by the caller's lock_timeout: SQLSTATE 55P03, nothing held; statement_timeout 57014; a deadlock
+-- 40P01), then the name recorded. True if granted. A cancel while the name is recorded ends the
+-- statement with an error, so the session lock just taken is released: an error means nothing held.
+CREATE FUNCTION ${schema}.take_lock(p_namespace text, p_name text, p_shared boolean, p_wait boolean, p_xact boolean)
+RETURNS boolean
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  v_key bigint := ${schema}.checked_key(namespace, name);
+  v_key bigint := ${schema}.checked_key(p_namespace, p_name);
 BEGIN
-  IF NOT (CASE WHEN shared THEN pg_try_advisory_lock_shared(v_key) ELSE pg_try_advisory_lock(v_key) END) THEN
+  IF p_wait THEN
+    IF p_xact AND p_shared THEN
+      PERFORM pg_advisory_xact_lock_shared(v_key);
+    ELSIF p_xact THEN
+      PERFORM pg_advisory_xact_lock(v_key);
+    ELSIF p_shared THEN
+      PERFORM pg_advisory_lock_shared(v_key);
+    ELSE
+      PERFORM pg_advisory_lock(v_key);
+    END IF;
+  ELSIF NOT (CASE WHEN p_xact AND p_shared THEN pg_try_advisory_xact_lock_shared(v_key)
+                  WHEN p_xact THEN pg_try_advisory_xact_lock(v_key)
+                  WHEN p_shared THEN pg_try_advisory_lock_shared(v_key)
+                  ELSE pg_try_advisory_lock(v_key) END) THEN
     RETURN false;
   END IF;
   BEGIN
-    PERFORM ${schema}.note_lock_name(namespace, name);
+    PERFORM ${schema}.note_lock_name(p_namespace, p_name);
   EXCEPTION WHEN query_canceled THEN
-    PERFORM CASE WHEN shared THEN pg_advisory_unlock_shared(v_key) ELSE pg_advisory_unlock(v_key) END;
+    IF NOT p_xact THEN -- a transaction lock ends with the transaction the error aborts
+      PERFORM CASE WHEN p_shared THEN pg_advisory_unlock_shared(v_key) ELSE pg_advisory_unlock(v_key) END;
+    END IF;
     RAISE;
   END;
   RETURN true;
 END
 $$;
 
--- Waits for the lock, as long as the caller's lock_timeout allows (SQLSTATE 55P03, nothing held),
--- or statement_timeout (57014); a deadlock raises 40P01.
+-- Session locks: held until unlock() or the end of the connection, whatever transactions do. Like
+-- pg_advisory_lock, a lock taken twice on one connection is held twice and needs two unlocks.
+
+-- Takes the lock if free now; true if granted.
+CREATE FUNCTION ${schema}.try_lock(namespace text, name text, shared boolean DEFAULT false) RETURNS boolean
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT ${schema}.take_lock(namespace, name, shared, false, false)
+$$;
+
+-- Waits for the lock, as long as the caller's lock_timeout allows.
 CREATE FUNCTION ${schema}.lock(namespace text, name text, shared boolean DEFAULT false) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  v_key bigint := ${schema}.checked_key(namespace, name);
-BEGIN
-  IF shared THEN
-    PERFORM pg_advisory_lock_shared(v_key);
-  ELSE
-    PERFORM pg_advisory_lock(v_key);
-  END IF;
-  BEGIN
-    PERFORM ${schema}.note_lock_name(namespace, name);
-  EXCEPTION WHEN query_canceled THEN
-    PERFORM CASE WHEN shared THEN pg_advisory_unlock_shared(v_key) ELSE pg_advisory_unlock(v_key) END;
-    RAISE;
-  END;
-END
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT ${schema}.take_lock(namespace, name, shared, true, false)
 $$;
 
 -- Releases one hold of a session lock of this connection. Unlocking a lock this connection does not
@@ -147,31 +157,14 @@ $$;
 
 -- Takes the lock for the transaction if free now; true if granted.
 CREATE FUNCTION ${schema}.try_xact_lock(namespace text, name text, shared boolean DEFAULT false) RETURNS boolean
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  v_key bigint := ${schema}.checked_key(namespace, name);
-BEGIN
-  IF NOT (CASE WHEN shared THEN pg_try_advisory_xact_lock_shared(v_key) ELSE pg_try_advisory_xact_lock(v_key) END) THEN
-    RETURN false;
-  END IF;
-  PERFORM ${schema}.note_lock_name(namespace, name);
-  RETURN true;
-END
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT ${schema}.take_lock(namespace, name, shared, false, true)
 $$;
 
 -- Waits for the lock for the transaction, bounded as lock() is.
 CREATE FUNCTION ${schema}.xact_lock(namespace text, name text, shared boolean DEFAULT false) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  v_key bigint := ${schema}.checked_key(namespace, name);
-BEGIN
-  IF shared THEN
-    PERFORM pg_advisory_xact_lock_shared(v_key);
-  ELSE
-    PERFORM pg_advisory_xact_lock(v_key);
-  END IF;
-  PERFORM ${schema}.note_lock_name(namespace, name);
-END
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT ${schema}.take_lock(namespace, name, shared, true, true)
 $$;
 
 -- Holds with history, as SessionLock.run records them: an exclusive session lock and an open row in
@@ -179,59 +172,44 @@ $$;
 -- the caller's error. Call them in autocommit mode (or commit right after): the open row is written in
 -- the caller's transaction.
 
--- Opens the hold of a lock this backend was just granted: the record, written through record_holds
--- (which also closes the open holds of the key whose holder backend is gone). Returns the hold's id.
--- The backend's start is read here, as the caller: pg_stat_activity shows a role its own backends.
-CREATE FUNCTION ${schema}.open_hold(p_namespace text, p_name text, p_key bigint, p_node text) RETURNS bigint
+-- Takes the lock (now or waiting) and opens its hold: the record, written through record_holds (which
+-- also closes the open holds of the key whose holder backend is gone). Returns the hold's id, or NULL
+-- if not granted. The backend's start is read as the caller: pg_stat_activity shows a role its own
+-- backends. node: who holds it, as the history shows it (default: application_name, else 'sql').
+CREATE FUNCTION ${schema}.take_hold(p_namespace text, p_name text, p_node text, p_wait boolean) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_id bigint := ('x' || substr(md5(gen_random_uuid()::text), 1, 16))::bit(64)::bigint & 9223372036854775807;
   v_start timestamptz;
   v_node text := coalesce(nullif(p_node, ''), nullif(current_setting('application_name'), ''), 'sql');
 BEGIN
-  SELECT a.backend_start INTO v_start FROM pg_stat_activity a WHERE a.pid = pg_backend_pid();
-  PERFORM ${schema}.record_holds(ARRAY[v_id], ARRAY[p_namespace], ARRAY[p_name], ARRAY[p_key], ARRAY[v_node],
-    ARRAY[pg_backend_pid()], ARRAY[v_start], ARRAY[clock_timestamp()], ARRAY[NULL::timestamptz], ARRAY['open'],
-    ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[NULL::text]);
-  RETURN v_id;
+  IF NOT ${schema}.take_lock(p_namespace, p_name, false, p_wait, false) THEN
+    RETURN NULL;
+  END IF;
+  BEGIN
+    SELECT a.backend_start INTO v_start FROM pg_stat_activity a WHERE a.pid = pg_backend_pid();
+    PERFORM ${schema}.record_holds(ARRAY[v_id], ARRAY[p_namespace], ARRAY[p_name],
+      ARRAY[${schema}.key(p_namespace, p_name)], ARRAY[v_node], ARRAY[pg_backend_pid()], ARRAY[v_start],
+      ARRAY[clock_timestamp()], ARRAY[NULL::timestamptz], ARRAY['open'], ARRAY[NULL::text], ARRAY[NULL::text],
+      ARRAY[NULL::text], ARRAY[NULL::text]);
+    RETURN v_id;
+  EXCEPTION WHEN OTHERS OR query_canceled THEN
+    PERFORM pg_advisory_unlock(${schema}.key(p_namespace, p_name)); -- an error means nothing is held
+    RAISE;
+  END;
 END
 $$;
 
 -- Takes the lock if free now and opens its hold: the hold's id, or NULL if not granted.
--- node: who holds it, as the history shows it (default: application_name, else 'sql').
 CREATE FUNCTION ${schema}.try_lock_with_history(namespace text, name text, node text DEFAULT NULL) RETURNS bigint
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  v_key bigint := ${schema}.checked_key(namespace, name);
-BEGIN
-  IF NOT pg_try_advisory_lock(v_key) THEN
-    RETURN NULL;
-  END IF;
-  BEGIN
-    PERFORM ${schema}.note_lock_name(namespace, name);
-    RETURN ${schema}.open_hold(namespace, name, v_key, node);
-  EXCEPTION WHEN OTHERS OR query_canceled THEN
-    PERFORM pg_advisory_unlock(v_key); -- an error means nothing is held
-    RAISE;
-  END;
-END
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT ${schema}.take_hold(namespace, name, node, false)
 $$;
 
 -- Waits for the lock (bounded as lock() is) and opens its hold: the hold's id.
 CREATE FUNCTION ${schema}.lock_with_history(namespace text, name text, node text DEFAULT NULL) RETURNS bigint
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  v_key bigint := ${schema}.checked_key(namespace, name);
-BEGIN
-  PERFORM pg_advisory_lock(v_key);
-  BEGIN
-    PERFORM ${schema}.note_lock_name(namespace, name);
-    RETURN ${schema}.open_hold(namespace, name, v_key, node);
-  EXCEPTION WHEN OTHERS OR query_canceled THEN
-    PERFORM pg_advisory_unlock(v_key);
-    RAISE;
-  END;
-END
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT ${schema}.take_hold(namespace, name, node, true)
 $$;
 
 -- Releases the lock of an open hold of this backend and ends the hold: 'failed' with the error when
