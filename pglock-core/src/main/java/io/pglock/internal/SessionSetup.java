@@ -2,6 +2,7 @@ package io.pglock.internal;
 
 import io.pglock.LockSessionException;
 import io.pglock.PgLocksConfig;
+import io.pglock.ServerInRecoveryException;
 import io.pglock.UnsupportedDatabaseException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -145,7 +146,15 @@ public final class SessionSetup {
     return new Opened(borrowed, pid, backendStart, new Lease(lease, sent));
   }
 
-  /** Refuses anything but PostgreSQL 14 or newer through pgjdbc. */
+  /**
+   * Refuses anything but PostgreSQL 14 or newer through pgjdbc, and a server in recovery.
+   *
+   * <p>One look per connection is enough for recovery: a server leaves recovery only by promotion,
+   * and a primary never enters it without a restart, which ends every connection.
+   *
+   * @throws UnsupportedDatabaseException if it is not PostgreSQL 14+ through pgjdbc
+   * @throws ServerInRecoveryException if the server is a standby
+   */
   public static void checkPostgres(Connection c) throws SQLException {
     String product = c.getMetaData().getDatabaseProductName();
     if (!"PostgreSQL".equals(product) || !c.isWrapperFor(PGConnection.class)) {
@@ -159,7 +168,19 @@ public final class SessionSetup {
         throw new UnsupportedDatabaseException("pglock needs PostgreSQL 14 or newer (for idle_session_timeout "
             + "and client_connection_check_interval); this server is " + version);
       }
+      if (rs.getBoolean(2)) {
+        throw new ServerInRecoveryException(inRecovery(c));
+      }
     }
+  }
+
+  /** The refusal of a standby, with the server it reached and the fix. */
+  static String inRecovery(Connection c) throws SQLException {
+    return "the DataSource reached a PostgreSQL server in recovery (a standby: " + c.getMetaData().getURL()
+        + "), where advisory locks exclude nobody on the primary and nothing can be written; point it at the "
+        + "primary: with a standby that may be promoted, use pgjdbc's multi-host URL with targetServerType=primary, "
+        + "e.g. jdbc:postgresql://host1:5432,host2:5432/db?targetServerType=primary&hostRecheckSeconds=2 "
+        + "(see docs/failover.md)";
   }
 
   /**

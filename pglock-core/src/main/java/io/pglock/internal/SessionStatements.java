@@ -29,6 +29,8 @@ final class SessionStatements {
   private static final int FULL_PROBE_EVERY = 25;
   private final PendingBytes pending;
   private int probes;
+  /** A look read a message: the connection's end that may follow it shows only on a full look. */
+  private boolean fullLookNext;
 
   SessionStatements(BorrowedConnection borrowed, String schema) throws SQLException {
     this.borrowed = borrowed;
@@ -211,10 +213,24 @@ final class SessionStatements {
    * @throws SQLException carrying the server's error, or the connection failure, if there is one
    */
   void probe() throws SQLException {
-    if (++probes % FULL_PROBE_EVERY != 0 && !pending.maybe()) {
+    if (++probes % FULL_PROBE_EVERY != 0 && !fullLookNext && !pending.maybe()) {
       return;
     }
+    fullLookNext = false;
     connection.unwrap(PGConnection.class).getNotifications(1);
+    java.sql.SQLWarning warning = connection.getWarnings();
+    if (warning != null) {
+      connection.clearWarnings();
+      fullLookNext = true;
+      for (java.sql.SQLWarning w = warning; w != null; w = w.getNextWarning()) {
+        // A server shut down in immediate mode or crashing (a primary killed before a failover) says
+        // so as a WARNING (57P01, 57P02) before the socket closes, not as a FATAL error: the session
+        // ends now, not at the next full look or heartbeat.
+        if (w.getSQLState() != null && w.getSQLState().startsWith("57P")) {
+          throw new SQLException("the server is shutting down: " + w.getMessage(), "08006", w);
+        }
+      }
+    }
   }
 
   /**

@@ -55,8 +55,11 @@ public final class Sql {
   static final String RESTORE_SETTINGS = "SELECT "
       + SESSION_SETTINGS.stream().map(n -> "set_config('" + n + "', ?, false)").collect(Collectors.joining(", "));
 
-  /** The server's version number, e.g. 150020: checked before anything version-specific is set. */
-  static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int";
+  /**
+   * The server's version number, e.g. 150020: checked before anything version-specific is set; and
+   * whether it is in recovery (a standby), which is refused: in the same round trip.
+   */
+  static final String SERVER_VERSION = "SELECT current_setting('server_version_num')::int, pg_is_in_recovery()";
 
   /**
    * The probe of a second connection: its backend pid, and the size of the shared lock table,

@@ -32,8 +32,20 @@ public final class SqlErrors {
     return state.startsWith("08") || state.startsWith("57P") || state.isEmpty();
   }
 
-  /** The error's SQLSTATE and message, for exception messages. */
+  /** A write refused because the transaction is read-only: on a standby, or a read-only connection. */
+  public static final String READ_ONLY_TRANSACTION = "25006";
+
+  /**
+   * The error's SQLSTATE and message, for exception messages; for a write refused as read-only, also
+   * the likely cause (a standby after a failover) and the fix.
+   */
   public static String describe(SQLException e) {
-    return "SQLSTATE " + state(e) + ": " + e.getMessage();
+    String described = "SQLSTATE " + state(e) + ": " + e.getMessage();
+    if (state(e).equals(READ_ONLY_TRANSACTION)) {
+      described += " (the connection is read-only: the DataSource reached a standby, for example the former "
+          + "primary after a failover, or was set read-only; pglock writes on the primary: use pgjdbc's multi-host "
+          + "URL with targetServerType=primary, see docs/failover.md)";
+    }
+    return described;
   }
 }

@@ -44,8 +44,7 @@ final class OwnerProcess {
     }
     DataSource ds = LockHolderProcess.dataSource(opts);
     java.util.concurrent.atomic.AtomicReference<Ownership> self = new java.util.concurrent.atomic.AtomicReference<>();
-    try (Connection gains = ds.getConnection(); Connection writer = ds.getConnection();
-        PgLocks locks = PgLocks.builder(ds).namespace(opts.get("namespace")).nodeName(opts.get("node"))
+    try (PgLocks locks = PgLocks.builder(ds).namespace(opts.get("namespace")).nodeName(opts.get("node"))
             .lease(lease).build();
         Ownership ownership = Ownership.builder(locks, opts.get("group"))
             .rebalanceInterval(Duration.ofMillis(Long.parseLong(opts.get("intervalMs"))))
@@ -53,7 +52,7 @@ final class OwnerProcess {
               @Override
               public void gained(OwnedResource r) {
                 LockHolderProcess.out("GAINED " + r.resource() + " " + r.fencingToken());
-                checkNewer(gains, table, r, self.get());
+                checkNewer(ds, table, r, self.get());
               }
 
               @Override
@@ -63,7 +62,7 @@ final class OwnerProcess {
             })) {
       self.set(ownership);
       LockHolderProcess.out("JOINED");
-      Thread writes = new Thread(() -> writeWhileOwned(ownership, writer, table), "writes");
+      Thread writes = new Thread(() -> writeWhileOwned(ownership, ds, table), "writes");
       writes.setDaemon(true);
       writes.start();
       try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
@@ -83,8 +82,8 @@ final class OwnerProcess {
    * wrote, is no longer owned when checked (the ownership's answer turns false at the lease
    * deadline), as for OVERLAP; during the join (no ownership yet to ask) every newer row counts.
    */
-  private static void checkNewer(Connection c, String table, OwnedResource r, Ownership ownership) {
-    try (PreparedStatement ps = c.prepareStatement("SELECT token FROM " + table + " WHERE resource = ?")) {
+  private static void checkNewer(DataSource ds, String table, OwnedResource r, Ownership ownership) {
+    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT token FROM " + table + " WHERE resource = ?")) {
       ps.setString(1, r.resource());
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next() && rs.getLong(1) > r.fencingToken() // equal: our own writer was first
@@ -98,32 +97,43 @@ final class OwnerProcess {
     }
   }
 
-  private static void writeWhileOwned(Ownership ownership, Connection c, String table) {
-    try {
-      c.setAutoCommit(false);
-      while (!Thread.currentThread().isInterrupted()) {
-        for (OwnedResource r : ownership.owned()) {
-          int rows;
-          try (PreparedStatement ps = c.prepareStatement("UPDATE " + table
-              + " SET owner = ?, token = ?, writes = writes + 1 WHERE resource = ? AND token <= ?")) {
-            ps.setString(1, r.memberId());
-            ps.setLong(2, r.fencingToken());
-            ps.setString(3, r.resource());
-            ps.setLong(4, r.fencingToken());
-            rows = ps.executeUpdate();
+  /**
+   * Writes while owned; a failed connection (the server restarted, or failed over to its standby)
+   * is replaced, so that the writes, and the overlap check, go on against the new server.
+   */
+  private static void writeWhileOwned(Ownership ownership, DataSource ds, String table) {
+    while (!Thread.currentThread().isInterrupted()) {
+      try (Connection c = ds.getConnection()) {
+        c.setAutoCommit(false);
+        while (!Thread.currentThread().isInterrupted()) {
+          for (OwnedResource r : ownership.owned()) {
+            int rows;
+            try (PreparedStatement ps = c.prepareStatement("UPDATE " + table
+                + " SET owner = ?, token = ?, writes = writes + 1 WHERE resource = ? AND token <= ?")) {
+              ps.setString(1, r.memberId());
+              ps.setLong(2, r.fencingToken());
+              ps.setString(3, r.resource());
+              ps.setLong(4, r.fencingToken());
+              rows = ps.executeUpdate();
+            }
+            c.commit();
+            Optional<OwnedResource> still = ownership.ownership(r.resource());
+            if (rows == 0 && still.isPresent() && still.get().fencingToken() == r.fencingToken()) {
+              LockHolderProcess.out("OVERLAP " + r.resource() + " " + r.fencingToken());
+            }
           }
-          c.commit();
-          Optional<OwnedResource> still = ownership.ownership(r.resource());
-          if (rows == 0 && still.isPresent() && still.get().fencingToken() == r.fencingToken()) {
-            LockHolderProcess.out("OVERLAP " + r.resource() + " " + r.fencingToken());
-          }
+          Thread.sleep(WRITE_PAUSE_MILLIS); // the pace of the simulated work, not a synchronisation
         }
-        Thread.sleep(WRITE_PAUSE_MILLIS); // the pace of the simulated work, not a synchronisation
+      } catch (InterruptedException e) {
+        return;
+      } catch (SQLException e) {
+        LockHolderProcess.out("WARN writes failed, reconnecting: " + e.getMessage().replace('\n', ' '));
+        try {
+          Thread.sleep(100); // the pace of reconnecting, not a synchronisation
+        } catch (InterruptedException stop) {
+          return;
+        }
       }
-    } catch (InterruptedException e) {
-      // done
-    } catch (SQLException e) {
-      LockHolderProcess.out("WARN writes stopped: " + e.getMessage().replace('\n', ' '));
     }
   }
 }

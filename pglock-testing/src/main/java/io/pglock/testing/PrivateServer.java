@@ -24,6 +24,10 @@ import org.postgresql.ds.PGSimpleDataSource;
  * which initdb refuses, it runs them as the OS user {@code postgres} through {@code runuser}.
  * {@link #close()} stops the server (immediate mode) and deletes the directory, whatever state
  * they are in.
+ *
+ * <p>For failover tests a server can be given a streaming standby ({@link #startStandby}), a real
+ * second server made by {@code pg_basebackup}, which {@link #promote()} turns into a primary; the
+ * multi-host {@link #failoverUrl} reaches whichever of the two is the primary.
  */
 public final class PrivateServer implements AutoCloseable {
   /** Thrown when this machine cannot run a server of our own: the test should be skipped. */
@@ -104,6 +108,118 @@ public final class PrivateServer implements AutoCloseable {
         server.close();
       }
     }
+  }
+
+  /**
+   * Makes a streaming standby of this server (which must run) and starts it: a base backup taken
+   * with {@code pg_basebackup -R} into a new temporary directory, on a free port, replaying this
+   * server's WAL as it streams in, read-only (hot standby) until {@link #promote()}.
+   *
+   * <p>Whether the primary waits for it is the primary's setting: start the primary with
+   * {@code synchronous_standby_names='*'} for synchronous replication (a commit returns once the
+   * standby has flushed it), without it for asynchronous replication (the default).
+   *
+   * @param settings the standby's own settings (the primary's are not copied: after promotion a
+   *     copied {@code synchronous_standby_names} would make every commit wait for a standby that is gone)
+   * @return the running standby, caught up with this server's WAL at the time of the backup
+   * @throws Unavailable if the standby cannot be made or started here
+   * @throws IOException if a directory cannot be made or a command cannot be started
+   * @throws InterruptedException if interrupted while a command runs
+   */
+  public PrivateServer startStandby(String... settings) throws Unavailable, IOException, InterruptedException {
+    Path standbyDir = Files.createTempDirectory("pglock-private-standby-");
+    PrivateServer standby = new PrivateServer(bin, standbyDir, freePort(), asPostgres, List.of(settings));
+    boolean started = false;
+    try {
+      if (asPostgres) {
+        Files.setOwner(standbyDir,
+            standbyDir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("postgres"));
+      }
+      // -R writes standby.signal and primary_conninfo; application_name names it in pg_stat_replication
+      Result backup = run("pg_basebackup", "-D", standby.data.toString(), "-R", "-X", "stream", "-c", "fast",
+          "--no-sync", "-d", "host=127.0.0.1 port=" + port + " user=postgres application_name=pglock_standby");
+      if (backup.status != 0) {
+        throw new Unavailable("pg_basebackup failed (" + backup.status + "): " + backup.output);
+      }
+      try {
+        standby.startServer();
+      } catch (IllegalStateException e) {
+        throw new Unavailable("the standby did not start: " + e.getMessage());
+      }
+      started = true;
+      return standby;
+    } finally {
+      if (!started) {
+        standby.close();
+      }
+    }
+  }
+
+  /**
+   * Promotes this standby ({@code pg_ctl promote -w}): it stops replaying, starts a new timeline and
+   * accepts writes; returns once it does.
+   *
+   * @throws IOException if {@code pg_ctl} cannot be started
+   * @throws InterruptedException if interrupted while it runs
+   * @throws IllegalStateException if the promotion failed (the message has the server's log)
+   */
+  public void promote() throws IOException, InterruptedException {
+    Result r = run("pg_ctl", "promote", "-w", "-t", "60", "-D", data.toString());
+    if (r.status != 0) {
+      throw new IllegalStateException("pg_ctl promote failed (" + r.status + "): " + r.output + "\nserver log:\n"
+          + serverLog());
+    }
+  }
+
+  /**
+   * Stops this standby's WAL receiver (its {@code primary_conninfo} emptied and reloaded) and waits
+   * until it is gone: what the primary commits from now on never reaches the standby, the worst
+   * case of asynchronous replication's lag, made deterministic for a test.
+   *
+   * @throws java.sql.SQLException if the standby cannot be reached
+   * @throws IllegalStateException if the receiver is still running after 60 s
+   */
+  public void stopReceivingWal() throws java.sql.SQLException {
+    try (java.sql.Connection c = dataSource("pglock-standby-control").getConnection();
+        java.sql.Statement s = c.createStatement()) {
+      s.execute("ALTER SYSTEM SET primary_conninfo = ''");
+      s.execute("SELECT pg_reload_conf()");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (true) {
+        try (java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_wal_receiver")) {
+          rs.next();
+          if (rs.getLong(1) == 0) {
+            return;
+          }
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("the standby's WAL receiver still runs 60 s after primary_conninfo was emptied");
+        }
+        try {
+          Thread.sleep(20); // polling a condition, with a deadline
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted while waiting for the WAL receiver to stop", e);
+        }
+      }
+    }
+  }
+
+  /**
+   * A pgjdbc multi-host URL over the servers, in order, that connects only to the one that is the
+   * primary ({@code targetServerType=primary}), rechecking a host's role after a second
+   * ({@code hostRecheckSeconds=1}; pgjdbc's default of 10 s would keep a promoted standby marked
+   * "secondary" that long), with a 10 s connect timeout.
+   *
+   * @param servers the servers, the primary first
+   * @return the URL, database postgres
+   */
+  public static String failoverUrl(PrivateServer... servers) {
+    StringBuilder hosts = new StringBuilder();
+    for (PrivateServer s : servers) {
+      hosts.append(hosts.length() == 0 ? "" : ",").append("127.0.0.1:").append(s.port);
+    }
+    return "jdbc:postgresql://" + hosts + "/postgres?targetServerType=primary&hostRecheckSeconds=1&connectTimeout=10";
   }
 
   /**

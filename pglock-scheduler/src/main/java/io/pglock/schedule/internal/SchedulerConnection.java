@@ -60,11 +60,12 @@ final class SchedulerConnection implements AutoCloseable {
     }
   }
 
-  /** A connection failure, or the server going away: the connection is not to be used again. */
+  /** A connection failure, the server going away or a standby: the connection is not to be used again. */
   private boolean broken(SQLException e) {
     String state = e.getSQLState() == null ? "" : e.getSQLState();
     try {
-      return state.startsWith("08") || state.startsWith("57P") || connection.isClosed();
+      // 25006: a read-only connection, a standby most likely; another borrow may reach the new primary
+      return state.startsWith("08") || state.startsWith("57P") || state.equals("25006") || connection.isClosed();
     } catch (SQLException closedCheck) {
       return true;
     }
