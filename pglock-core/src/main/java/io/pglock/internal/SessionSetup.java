@@ -140,10 +140,66 @@ public final class SessionSetup {
       throw new UnsupportedDatabaseException(poolerRefusal("consecutive statements ran on different backends "
           + "(pid " + pid + " then " + setupPid + ")"));
     }
+    sent = awaitQuarantine(config, c, sent);
     // A stalled socket must not outlive the lease by much: the lease check marks the locks lost at
     // the deadline, and the network timeout frees the loop thread soon after.
     c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, leaseMs + 5_000));
     return new Opened(borrowed, pid, backendStart, new Lease(lease, sent));
+  }
+
+  /**
+   * On a server that became primary less than a lease ago (a failover), waits until a lease has
+   * passed, so that no lock is granted here while a holder on the old primary may still believe it
+   * holds it (see {@code V14__failover_quarantine.sql}). Runs after the setup (a role's read-only
+   * default is off by then), before the session takes any lock; while it waits, a statement every
+   * third of the lease keeps the server's idle timeout away. A wait longer than what the connect
+   * timeout leaves is not made: the open fails at once, saying when locks can be had again.
+   *
+   * @param sent when the setup's statement was sent
+   * @return when the last statement that succeeded was sent: where the session's lease starts
+   * @throws LockSessionException if the wait is longer than the connect timeout allows
+   */
+  private static long awaitQuarantine(PgLocksConfig config, Connection c, long sent) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(Sql.QUARANTINE_INSTALLED)) {
+      ps.setString(1, config.schema());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (!rs.getBoolean(1)) {
+          return sent; // a schema older than version 14, or none: no quarantine (docs/failover.md)
+        }
+      }
+    }
+    long waitMs;
+    try (PreparedStatement ps = c.prepareStatement(Sql.quarantine(config.schema()))) {
+      ps.setString(1, config.lease().toMillis() + " milliseconds");
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        waitMs = rs.getLong(1);
+      }
+    }
+    if (waitMs <= 0) {
+      return sent;
+    }
+    // Leave a second of the connect timeout for the caller.
+    if (waitMs > config.connectTimeout().toMillis() - 1000) {
+      throw new LockSessionException("this server became primary less than a lease ago (a failover): locks are "
+          + "granted here again in " + waitMs + " ms, once every holder on the former primary has seen its lease run "
+          + "out (see docs/failover.md); try again then", null);
+    }
+    long until = System.nanoTime() + waitMs * 1_000_000L;
+    long step = Math.max(1, config.lease().toNanos() / 3);
+    try {
+      long left;
+      while ((left = until - System.nanoTime()) > 0) {
+        java.util.concurrent.TimeUnit.NANOSECONDS.sleep(Math.min(left, step));
+        sent = System.nanoTime();
+        backendPid(c); // keeps the session from the server's idle timeout
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LockSessionException("interrupted while waiting out the lease after a failover", e);
+    }
+    return sent;
   }
 
   /**

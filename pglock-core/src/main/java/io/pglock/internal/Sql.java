@@ -93,6 +93,17 @@ public final class Sql {
         + "WHERE n.nspname = ? AND has_schema_privilege(n.oid, 'USAGE') AND o." + nameColumn + " = '" + name + "')";
   }
 
+  /** Whether the schema (parameter) has the failover quarantine (version 14). */
+  static final String QUARANTINE_INSTALLED = schemaHas("pg_proc", "lock_quarantine");
+
+  /**
+   * How many milliseconds a new lock session must wait before it takes a lock: the rest of a lease
+   * since the server became primary (parameter: the lease, as an interval text).
+   */
+  static String quarantine(String schema) {
+    return "SELECT " + schema + ".lock_quarantine(?::interval)";
+  }
+
   /** Whether the schema (parameter) records lock names: read at build of an instance without a probe. */
   static final String NAMES_INSTALLED = schemaHas("pg_proc", "record_lock_names");
 
