@@ -101,6 +101,12 @@ class FailoverTest {
       long newestOldToken = Math.max(oldestToken, maxElectedToken(candidates));
 
       ReplicatedPair.Failover failover = pair.failover();
+      try (Connection c = pair.standby().dataSource("pglock-failover-test-sql").getConnection();
+          Statement s = c.createStatement()) {
+        assertThatThrownBy(() -> s.execute("SELECT pglock.try_lock('failover', 'held')"))
+            .as("the SQL API's session lock on the new primary within a lease of the promotion")
+            .isInstanceOfSatisfying(java.sql.SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("PGL03"));
+      }
 
       try (PgLocks locks = PgLocks.builder(ds).namespace("failover").nodeName("test").lease(LEASE).build()) {
         LockHandle held = awaitGrant(locks, "held");
@@ -155,7 +161,10 @@ class FailoverTest {
         locks.lock("x").tryAcquire();
       }
     }).isInstanceOf(ServerInRecoveryException.class).hasMessageContaining("targetServerType=primary");
-    try (Connection c = ds.getConnection()) {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      assertThatThrownBy(() -> s.execute("SELECT pglock.try_lock('failover', 'x')")).as("the SQL API's lock")
+          .isInstanceOfSatisfying(java.sql.SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25006"))
+          .hasMessageContaining("in recovery");
       c.setAutoCommit(false);
       assertThatThrownBy(() -> {
         try (PgLocks locks = PgLocks.builder(ds).namespace("failover").transactionLocksOnly().build()) {

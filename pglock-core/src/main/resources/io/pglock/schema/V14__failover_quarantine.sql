@@ -57,3 +57,55 @@ BEGIN
   RETURN ceil(extract(epoch FROM v_row.since + v_row.longest_lease - clock_timestamp()) * 1000)::bigint;
 END
 $$;
+
+-- The SQL API's locks (version 13) follow the same rules as Java's lock sessions: refused on a server
+-- in recovery, where they would exclude nobody on the primary; and, for session locks, refused on a
+-- new primary until the old primary's leases ran out (a transaction lock's holder on the old primary
+-- could commit nothing there). Both are errors that say when and how to go on, never a silent false.
+CREATE OR REPLACE FUNCTION ${schema}.take_lock(p_namespace text, p_name text, p_shared boolean, p_wait boolean, p_xact boolean)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_key bigint := ${schema}.checked_key(p_namespace, p_name);
+  v_wait bigint;
+BEGIN
+  IF pg_is_in_recovery() THEN
+    RAISE EXCEPTION 'pglock: this server is in recovery (a standby), where a lock excludes nobody on the primary'
+      USING ERRCODE = '25006',
+            HINT = 'connect to the primary: list every host and set target_session_attrs=primary (libpq) or targetServerType=primary (pgjdbc)';
+  END IF;
+  IF NOT p_xact THEN
+    v_wait := ${schema}.lock_quarantine(interval '0');
+    IF v_wait > 0 THEN
+      RAISE EXCEPTION 'pglock: this server became primary less than a lease ago (a failover): locks are granted here again in % ms', v_wait
+        USING ERRCODE = 'PGL03',
+              HINT = 'a holder on the former primary may still believe it holds the lock until its lease runs out; try again then';
+    END IF;
+  END IF;
+  IF p_wait THEN
+    IF p_xact AND p_shared THEN
+      PERFORM pg_advisory_xact_lock_shared(v_key);
+    ELSIF p_xact THEN
+      PERFORM pg_advisory_xact_lock(v_key);
+    ELSIF p_shared THEN
+      PERFORM pg_advisory_lock_shared(v_key);
+    ELSE
+      PERFORM pg_advisory_lock(v_key);
+    END IF;
+  ELSIF NOT (CASE WHEN p_xact AND p_shared THEN pg_try_advisory_xact_lock_shared(v_key)
+                  WHEN p_xact THEN pg_try_advisory_xact_lock(v_key)
+                  WHEN p_shared THEN pg_try_advisory_lock_shared(v_key)
+                  ELSE pg_try_advisory_lock(v_key) END) THEN
+    RETURN false;
+  END IF;
+  BEGIN
+    PERFORM ${schema}.note_lock_name(p_namespace, p_name);
+  EXCEPTION WHEN query_canceled THEN
+    IF NOT p_xact THEN -- a transaction lock ends with the transaction the error aborts
+      PERFORM CASE WHEN p_shared THEN pg_advisory_unlock_shared(v_key) ELSE pg_advisory_unlock(v_key) END;
+    END IF;
+    RAISE;
+  END;
+  RETURN true;
+END
+$$;
