@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the pglock benchmarks (B1..B14) and prints baseline, pglock, ratio, goal and PASS/MISS.
+# Runs the pglock benchmarks (B1..B15) and prints baseline, pglock, ratio, goal and PASS/MISS.
 #   pglock-bench/run.sh [--url jdbc:postgresql://127.0.0.1:5432/test] [--only B1,B3] [--seconds 1] [--rounds 10]
 #                        [--trials 20] [--idle-seconds 10] [--b9-seconds 180] [--b10-jobs 100000] [--b10-workers 8]
 #                        [--b11-scale 1]
@@ -21,6 +21,10 @@
 # B14 (the dashboard on a big table: every page's latency with 1,000,000 jobs and 100,000 history rows, and
 # B10's burn-down with a dashboard open against closed) fills a schema of its own, pglock_b14_<pid>, with
 # generate_series and drops it afterwards; --trials below 10 (the CI's short run) fills a tenth of it.
+# B15 (back after a PostgreSQL failover: time from the promotion to locks grantable, a leader elected, the
+# next slot run and jobs running again) runs a primary and its synchronous standby of its own per trial
+# (ReplicatedPair: PostgreSQL binaries as for B9), kills the primary and promotes the standby; 5 trials
+# unless --trials says otherwise, about 20-30 s each.
 # JAVA_OPTS is passed to the JVM.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -86,7 +86,13 @@ public final class ReplicatedPair implements AutoCloseable {
     void on(DataSource primary) throws Exception;
   }
 
-  /** What {@link #failover()} did, as {@link System#nanoTime()} readings. */
+  /**
+   * What {@link #failover()} did, as {@link System#nanoTime()} readings.
+   *
+   * @param killedAt just before the primary was stopped (immediate mode)
+   * @param promotedAt once {@code pg_ctl promote -w} returned (it polls: the standby may have become
+   *     primary up to about 100 ms earlier)
+   */
   public record Failover(long killedAt, long promotedAt) {}
 
   private void awaitStreaming() throws SQLException {
