@@ -165,7 +165,7 @@ class JobFailoverTest {
           Await.until("every finished job's outcome written", BACK,
               () -> count(pair.primary().dataSource("pglock-job-failover-check"), "state = 'succeeded'") == done.size());
           doneBeforeCut = done;
-          awaitStandbyCaughtUp(pair);
+          pair.awaitStandbyCaughtUp();
           pair.cutReplication();
           phase.set(PHASE_AFTER_CUT);
           System.out.printf("async cut: %d jobs succeeded before the cut, %d claimed and waiting at the gate%n",
@@ -363,29 +363,6 @@ class JobFailoverTest {
       }
     }
     return log;
-  }
-
-  /** Waits until the standby has replayed everything the primary has written so far. */
-  private static void awaitStandbyCaughtUp(ReplicatedPair pair) throws Exception {
-    String lsn;
-    try (Connection c = pair.primary().dataSource("pglock-job-failover-check").getConnection();
-        Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
-      rs.next();
-      lsn = rs.getString(1);
-    }
-    DataSource standby = pair.standby().dataSource("pglock-job-failover-check");
-    Await.until("the standby replayed " + lsn, BACK, () -> {
-      try (Connection c = standby.getConnection();
-          PreparedStatement ps = c.prepareStatement("SELECT pg_last_wal_replay_lsn() >= ?::pg_lsn")) {
-        ps.setString(1, lsn);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getBoolean(1);
-        }
-      } catch (java.sql.SQLException e) {
-        return false;
-      }
-    });
   }
 
   private static double ms(long nanos) {

@@ -11,7 +11,6 @@ import io.pglock.testing.ReplicatedPair;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -74,7 +73,7 @@ class SchedulerFailoverTest {
         Instant lastReplicated = null;
         int runsAtCut = 0;
         if (!synchronous) {
-          awaitStandbyCaughtUp(pair);
+          pair.awaitStandbyCaughtUp();
           pair.cutReplication();
           runsAtCut = runs.size();
           // the exact boundary: the newest run row the standby has (it receives nothing more)
@@ -195,7 +194,7 @@ class SchedulerFailoverTest {
           startNode(ds, node, runs, open);
         }
         Await.until("3 runs of each task", BACK, () -> slots(runs, "each").size() >= 3 && slots(runs, "plain").size() >= 3);
-        awaitStandbyCaughtUp(pair);
+        pair.awaitStandbyCaughtUp();
         pair.cutReplication();
         Instant boundary = newestSlot(pair.standby().dataSource("pglock-sched-failover-check"));
         int atCut = runs.size();
@@ -273,29 +272,6 @@ class SchedulerFailoverTest {
         return rs.getObject(1, java.time.OffsetDateTime.class).toInstant();
       }
     }
-  }
-
-  /** Waits until the standby has replayed everything the primary has written so far. */
-  private static void awaitStandbyCaughtUp(ReplicatedPair pair) throws Exception {
-    String lsn;
-    try (Connection c = pair.primary().dataSource("pglock-sched-failover-check").getConnection();
-        Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
-      rs.next();
-      lsn = rs.getString(1);
-    }
-    DataSource standby = pair.standby().dataSource("pglock-sched-failover-check");
-    Await.until("the standby replayed " + lsn, BACK, () -> {
-      try (Connection c = standby.getConnection();
-          PreparedStatement ps = c.prepareStatement("SELECT pg_last_wal_replay_lsn() >= ?::pg_lsn")) {
-        ps.setString(1, lsn);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getBoolean(1);
-        }
-      } catch (java.sql.SQLException e) {
-        return false;
-      }
-    });
   }
 
   private static double ms(long nanos) {

@@ -148,6 +148,34 @@ public final class ReplicatedPair implements AutoCloseable {
   }
 
   /**
+   * Waits until the standby has replayed everything the primary had written when called: what
+   * committed before is on the standby, for a test that must know exactly where a cut falls.
+   *
+   * @throws SQLException if the primary cannot be reached
+   */
+  public void awaitStandbyCaughtUp() throws SQLException {
+    String lsn;
+    try (Connection c = primary.dataSource("pglock-test-replication").getConnection();
+        Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
+      rs.next();
+      lsn = rs.getString(1);
+    }
+    DataSource ds = standby.dataSource("pglock-test-replication");
+    Await.until("the standby replayed " + lsn, CATCH_UP, () -> {
+      try (Connection c = ds.getConnection();
+          java.sql.PreparedStatement ps = c.prepareStatement("SELECT pg_last_wal_replay_lsn() >= ?::pg_lsn")) {
+        ps.setString(1, lsn);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getBoolean(1);
+        }
+      } catch (SQLException e) {
+        return false;
+      }
+    });
+  }
+
+  /**
    * Stops the standby receiving WAL: nothing the primary commits from now on reaches it (only for
    * asynchronous replication: a synchronous primary would wait for it forever).
    *
