@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The long version of JobFleetProcessTest: worker JVMs killed with SIGKILL at random and one server
-# restart while N jobs run (default 10,000, the issue's figure); every job must succeed with one
-# effect, none lost, no two attempts of a job at the same time. Runs on a PostgreSQL server of its
-# own (needs the system's PostgreSQL binaries). Usage: pglock-queue/faults.sh [--jobs N]
+# The long version of JobFleetProcessTest: worker JVMs killed with SIGKILL at random, every backend of
+# others terminated, and one server restart (a crash: immediate mode) while N jobs run (default
+# 10,000, the issue's figure). Every job must succeed, none lost, no two attempts of a job at the same
+# time; half the jobs write an effect with an idempotency record (exactly one each), the other half
+# add 1 to a counter in their handler's transaction (every counter at exactly 1). Runs on a
+# PostgreSQL server of its own (needs the system's PostgreSQL binaries). Usage: pglock-queue/faults.sh [--jobs N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=10000

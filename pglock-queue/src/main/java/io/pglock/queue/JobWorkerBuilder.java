@@ -51,6 +51,29 @@ public final class JobWorkerBuilder {
   }
 
   /**
+   * Registers the handler of a kind whose work is writes to the queue's database, made exactly once:
+   * it runs in a transaction that also records the job's success, committed only while this attempt
+   * still owns the job (see {@link TransactionalJobHandler}).
+   *
+   * @throws IllegalArgumentException if the kind is not valid or has a handler already
+   * @param <T> the payload's type
+   * @param kind the kind's name
+   * @param payloadType the payload's class, read from the job's JSON
+   * @param handler the code that runs the kind's jobs in the transaction
+   * @return this builder
+   */
+  public <T> JobWorkerBuilder handlerInTransaction(String kind, Class<T> payloadType,
+      TransactionalJobHandler<T> handler) {
+    JobRequest.checkName("kind", kind);
+    if (handlers.containsKey(kind)) {
+      throw new IllegalArgumentException("kind \"" + kind + "\" has a handler on this worker already");
+    }
+    handlers.put(kind, new WorkerConfig.Registration<>(Objects.requireNonNull(payloadType, "payloadType"), null,
+        Objects.requireNonNull(handler, "handler")));
+    return this;
+  }
+
+  /**
    * How many jobs run at once on this worker: its handler threads (default 10, 1 to 1,000). While
    * its handlers take under 5 ms on average, the worker also claims ahead, holding 4 to 16 times
    * this many (about 20 ms of their work per thread; the rest waiting for a thread), so that quick

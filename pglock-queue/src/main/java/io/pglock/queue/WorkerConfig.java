@@ -28,13 +28,39 @@ public record WorkerConfig(String queue, int concurrency, Map<String, Registrati
     Duration retention, Duration discardedRetention) {
 
   /**
-   * A handler with its payload type.
+   * A handler with its payload type: a plain {@link JobHandler}, or a
+   * {@link TransactionalJobHandler} whose transaction also records the job's success (the other null).
    *
    * @param type the payload's class
-   * @param handler the code
+   * @param handler the code, or null for a handler in a transaction
+   * @param inTransaction the code run in the transaction that records its success, or null
    * @param <T> the payload's type
    */
-  public record Registration<T>(Class<T> type, JobHandler<T> handler) {}
+  public record Registration<T>(Class<T> type, JobHandler<T> handler, TransactionalJobHandler<T> inTransaction) {
+    /**
+     * A registration with exactly one of the handlers.
+     *
+     * @param type the payload's class
+     * @param handler the code, or null for a handler in a transaction
+     * @param inTransaction the code run in the transaction that records its success, or null
+     */
+    public Registration {
+      java.util.Objects.requireNonNull(type, "type");
+      if ((handler == null) == (inTransaction == null)) {
+        throw new IllegalArgumentException("a registration has one handler: a JobHandler or a TransactionalJobHandler");
+      }
+    }
+
+    /**
+     * A plain handler.
+     *
+     * @param type the payload's class
+     * @param handler the code
+     */
+    public Registration(Class<T> type, JobHandler<T> handler) {
+      this(type, java.util.Objects.requireNonNull(handler, "handler"), null);
+    }
+  }
 
   /**
    * {@return the attempts a job of the kind may have when it sets none}

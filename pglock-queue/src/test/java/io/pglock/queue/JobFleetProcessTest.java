@@ -30,8 +30,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Worker JVMs ({@link JobWorkerProcess}) work a queue of jobs on a server of the test's own while
- * the test kills some of them with SIGKILL at random and restarts the server once. At the end every
- * job has succeeded and has exactly one effect (idempotency record), no job is lost, and no two
+ * the test kills some of them with SIGKILL at random, terminates every backend of others, and
+ * restarts the server once. Half the jobs (kind {@code work}) write an effect with an idempotency
+ * record; the other half (kind {@code count}) add 1 to a counter in their handler's transaction
+ * ({@link TransactionalJobHandler}), with no idempotency record at all. At the end every job has
+ * succeeded, every {@code work} job has exactly one effect, every counter is at exactly 1 (exactly
+ * once, through kills, terminations and the crash), no job is lost, and no two
  * attempts of a job ran at the same time while both their workers were connected: an attempt that
  * ended is followed only by attempts that started after its end, and an attempt that never ended
  * (its JVM killed, or its connection lost in the restart) only by attempts that started after that
@@ -65,12 +69,15 @@ class JobFleetProcessTest {
         // from "at" (just before the SIGKILL or the stop) to "until" (after the process exited or the
         // server is back); node null: everybody (the restart)
         s.execute("CREATE TABLE fleet_outage (id serial, node text, at timestamptz, until timestamptz)");
+        // odd jobs are of kind count: each adds 1 to its row in its handler's transaction
+        s.execute("CREATE TABLE fleet_counter (job int PRIMARY KEY, n int NOT NULL DEFAULT 0)");
+        s.execute("INSERT INTO fleet_counter (job) SELECT i FROM generate_series(1, " + (jobCount - 1) + ", 2) i");
       }
       try (PgLocks locks = PgLocks.builder(ds).namespace("fleet").nodeName("enqueuer").build();
           JobQueue jobs = JobQueue.builder(locks).build()) {
         List<JobRequest> batch = new ArrayList<>();
         for (int i = 0; i < jobCount; i++) {
-          batch.add(JobRequest.of("work", new JobWorkerProcess.Work(i)).queue("fleet"));
+          batch.add(JobRequest.of(i % 2 == 0 ? "work" : "count", new JobWorkerProcess.Work(i)).queue("fleet"));
           if (batch.size() == 1000 || i == jobCount - 1) {
             jobs.enqueueAll(batch);
             batch.clear();
@@ -86,6 +93,7 @@ class JobFleetProcessTest {
         all.add(p);
       }
       int kills = 0;
+      int terminations = 0;
       boolean restarted = false;
       long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
       while (succeeded(ds) < jobCount) {
@@ -99,6 +107,14 @@ class JobFleetProcessTest {
           outageOver(ds, outage);
           restarted = true;
           System.out.println("fleet: server restarted at " + done + " succeeded");
+          continue;
+        }
+        if (done < jobCount * 9 / 10 && random.nextInt(3) == 0) {
+          // every backend of a worker terminated: its lock sessions and its handlers' transactions
+          String node = new ArrayList<>(live.values()).get(random.nextInt(live.size()));
+          int outage = recordOutage(ds, node);
+          terminations += terminate(ds, node);
+          outageOver(ds, outage);
           continue;
         }
         if (done < jobCount * 9 / 10) {
@@ -117,7 +133,7 @@ class JobFleetProcessTest {
       }
       assertThat(restarted).as("the server was restarted once").isTrue();
       Await.until("every job succeeded", Duration.ofMinutes(2), () -> succeeded(ds) == jobCount);
-      check(ds, jobCount, kills);
+      check(ds, jobCount, kills, terminations);
     } finally {
       for (Process p : all) {
         p.destroyForcibly();
@@ -149,6 +165,20 @@ class JobFleetProcessTest {
     pump.setDaemon(true);
     pump.start();
     return p;
+  }
+
+  /** Terminates every backend of a worker JVM (its lock sessions and its own connections). @return how many */
+  private static int terminate(DataSource ds, String node) throws Exception {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            + " WHERE application_name = ? OR application_name LIKE ?")) {
+      ps.setString(1, "fleet-" + node);
+      ps.setString(2, "pglock:" + node + ":%");
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
   }
 
   private static int recordOutage(DataSource ds, String node) throws Exception {
@@ -190,11 +220,23 @@ class JobFleetProcessTest {
 
   private record Run(long job, int attempt, String node, Instant start, Instant end) {}
 
-  private static void check(DataSource ds, int jobCount, int kills) throws Exception {
+  private static void check(DataSource ds, int jobCount, int kills, int terminations) throws Exception {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       try (ResultSet rs = s.executeQuery("SELECT count(*), count(DISTINCT job_id) FROM fleet_effect")) {
         rs.next();
-        assertThat(rs.getLong(1)).as("one effect per job").isEqualTo(jobCount);
+        assertThat(rs.getLong(1)).as("one effect per job of kind work").isEqualTo((jobCount + 1) / 2);
+      }
+      try (ResultSet rs = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE n = 1),"
+          + " coalesce(string_agg(job || ':' || n, ', ') FILTER (WHERE n <> 1), '') FROM fleet_counter")) {
+        rs.next();
+        assertThat(rs.getString(3)).as("counters not at exactly 1 (job:n)").isEmpty();
+        assertThat(rs.getLong(2)).as("every counter of a job of kind count at exactly 1").isEqualTo(jobCount / 2);
+      }
+      long countRetried;
+      try (ResultSet rs = s.executeQuery("SELECT count(*) FROM pglock.job WHERE queue = 'fleet' AND kind = 'count'"
+          + " AND attempt > 1")) {
+        rs.next();
+        countRetried = rs.getLong(1); // attempts cut short by a fault: their transaction rolled back
       }
       try (ResultSet rs = s.executeQuery("SELECT state, count(*) FROM pglock.job WHERE queue = 'fleet' GROUP BY state")) {
         Map<String, Long> states = new HashMap<>();
@@ -242,7 +284,8 @@ class JobFleetProcessTest {
           }
         }
       }
-      System.out.println("fleet: " + jobCount + " jobs, " + kills + " SIGKILLs, 1 server restart; attempts: "
+      System.out.println("fleet: " + jobCount + " jobs (" + jobCount / 2 + " counters in the handler's transaction, all at"
+          + " exactly 1, " + countRetried + " of them after more than one attempt), " + kills + " SIGKILLs, " + terminations + " backends terminated, 1 server restart; attempts: "
           + runs.values().stream().mapToInt(List::size).sum() + "; run again after an ended attempt: "
           + rerunAfterEffect + ", after an interrupted one: " + interrupted + "; overlaps: " + overlaps);
       assertThat(overlaps).as("attempts of one job at the same time: " + examples).isZero();

@@ -14,6 +14,9 @@ import org.postgresql.ds.PGSimpleDataSource;
  * start (committed at once) and, at its end, writes the job's effect with an idempotency record and
  * its end time in one transaction, so that the test can tell what ran where and when.
  *
+ * <p>Kind {@code count} is a handler in a transaction ({@link TransactionalJobHandler}): it adds 1 to
+ * the job's row of {@code fleet_counter} in the transaction that records its success.
+ *
  * <p>Arguments: JDBC URL, node name, queue, concurrency.
  */
 public final class JobWorkerProcess {
@@ -31,6 +34,7 @@ public final class JobWorkerProcess {
     ds.setUser("postgres");
     ds.setConnectTimeout(5);
     ds.setSocketTimeout(30);
+    ds.setApplicationName("fleet-" + node); // the test terminates a worker's backends by it
     PgLocks locks = PgLocks.builder(ds).namespace("fleet").nodeName(node).lease(Duration.ofSeconds(5)).build();
     JobQueue jobs = JobQueue.builder(locks).build();
     ThreadLocal<Connection> own = new ThreadLocal<>();
@@ -53,6 +57,16 @@ public final class JobWorkerProcess {
             }
             throw e;
           }
+        })
+        // exactly once: the counter's increment commits with the job's success, or not at all
+        .handlerInTransaction("count", Work.class, (work, job, tx) -> {
+          try (PreparedStatement ps = tx.prepareStatement("UPDATE fleet_counter SET n = n + 1 WHERE job = ?")) {
+            ps.setInt(1, work.n());
+            ps.executeUpdate();
+          }
+          // the work after the write, so that kills and terminations land inside the transaction
+          Thread.sleep(work.n() % 10 == 1 ? 100 + ThreadLocalRandom.current().nextInt(100)
+              : 2 + ThreadLocalRandom.current().nextInt(10));
         }).start();
     System.out.println("READY " + node);
     System.out.flush();

@@ -524,12 +524,21 @@ final class DefaultJobWorker implements JobWorker {
     Throwable failure = null;
     JobListener.AttemptResult result = JobListener.AttemptResult.ABANDONED;
     long took;
+    boolean committed = false; // a handler in a transaction committed its work with the job's success
     try {
       long began = System.nanoTime();
       try {
         T payload = jobs.mapper().read(job.payloadJson(), registration.type());
-        registration.handler().handle(payload, job);
+        if (registration.inTransaction() != null) {
+          InTransaction.run(jobs.dataSource(), jobs.sql(), (int) jobs.networkTimeout().toMillis(), job, payload,
+              registration.inTransaction());
+          committed = true;
+        } else {
+          registration.handler().handle(payload, job);
+        }
         outcome = Outcome.of(job, "succeeded");
+      } catch (InTransaction.NotOwned lost) {
+        job.lose(); // another attempt has the job: this one committed nothing and records nothing
       } catch (Throwable t) {
         failure = t;
         outcome = failures.outcome(job, t);
@@ -542,7 +551,9 @@ final class DefaultJobWorker implements JobWorker {
       if (job.notGivenUp() && !job.isOwned()) {
         givenUpPastDeadline(job); // finished past the deadline, before the watch thread noticed: as if it had
       }
-      if (job.notGivenUp()) {
+      if (job.notGivenUp() || committed) {
+        // committed: the success is written, whatever became of the claim since; its outcome, written
+        // again, changes no row and lets go of the job's lock
         result = result(outcome.state());
       }
     } finally {

@@ -40,6 +40,8 @@ final class JobSql {
   final String completeAdvisory;
   final String completeLease;
   final String cancelCheck;
+  /** A transactional handler's success, in its own transaction: only while this attempt still owns the job. */
+  final String succeedInTransaction;
   final String heartbeatLease;
   final String rescueAdvisory;
   final String rescueLease;
@@ -171,6 +173,8 @@ final class JobSql {
         + " FROM n";
     completeLease = outcome + " SELECT n.updated, 0 FROM n";
 
+    succeedInTransaction = "UPDATE " + job + " SET state = 'succeeded', finished_at = now(), owner = NULL,"
+        + " lease_until = NULL WHERE id = ? AND attempt = ? AND owner = ? AND state = 'running'";
     cancelCheck = "SELECT id FROM " + job + " WHERE id = ANY (?::bigint[]) AND cancel_requested_at IS NOT NULL";
     heartbeatLease = "UPDATE " + job + " SET lease_until = now() + ? * interval '1 millisecond'"
         + " WHERE id = ANY (?::bigint[]) AND owner = ? AND state = 'running'"
