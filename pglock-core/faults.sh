@@ -60,7 +60,7 @@ trap 'kill "$follower" 2>/dev/null || true' EXIT
 
 status=0
 (cd "$root" && ./mvnw -B -q ${MAVEN_ARGS:-} -pl pglock-core -am test \
-    -Dtest='LeaderElectionFaultsTest#mixedFaults*' -Dsurefire.failIfNoSpecifiedTests=false \
+    -Dtest='LeaderElectionFaultsTest#mixedFaults*' -Dsurefire.failIfNoSpecifiedTests=false -Dmaven.test.failure.ignore=false \
     -Dpglock.faults.failovers="$failovers" ${seed:+-Dpglock.faults.seed="$seed"}) || status=$?
 
 sleep 1 # let the follower print the last lines (tail -F reads once a second)

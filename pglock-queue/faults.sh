@@ -15,5 +15,5 @@ while [ $# -gt 0 ]; do
   esac
 done
 ./mvnw -B -q -pl pglock-queue -am verify -Dtest=JobFleetProcessTest -Dsurefire.failIfNoSpecifiedTests=false \
-  -Dmaven.javadoc.skip=true -Dpglock.fleet.jobs="$jobs"
+  -Dmaven.javadoc.skip=true -Dmaven.test.failure.ignore=false -Dpglock.fleet.jobs="$jobs"
 grep -h "fleet:" pglock-queue/target/surefire-reports/io.pglock.queue.JobFleetProcessTest-output.txt
