@@ -53,8 +53,7 @@ final class InTransaction {
         rollbackQuietly(c, t);
         throw t;
       } finally {
-        c.setNetworkTimeout(Runnable::run, timeout);
-        c.setAutoCommit(autoCommit); // a pooled connection goes back as it came
+        restore(c, autoCommit, timeout);
       }
     }
   }
@@ -69,6 +68,19 @@ final class InTransaction {
         throw new SQLException("the job's success returned rows");
       }
       return ps.getUpdateCount() == 1;
+    }
+  }
+
+  /**
+   * Puts the connection back as it came, for a pool; on a broken connection that fails, and the
+   * failure that broke it is the one reported (the pool discards such a connection).
+   */
+  private static void restore(Connection c, boolean autoCommit, int timeout) {
+    try {
+      c.setNetworkTimeout(Runnable::run, timeout);
+      c.setAutoCommit(autoCommit);
+    } catch (SQLException e) {
+      // broken: closing it is all that is left
     }
   }
 
