@@ -239,6 +239,54 @@ class AutoConfigurationTest {
     });
   }
 
+  static class TransactionalHandler {
+    static final String TABLE = "autoconf_tx_" + Long.toHexString(System.nanoTime());
+
+    /** The row's write commits with the job's success; the first attempt's write is rolled back with its failure. */
+    @PgJobHandler(kind = "tx-add", queue = "autoconf-tx")
+    void add(Integer key, io.pglock.queue.JobContext job, java.sql.Connection tx) throws java.sql.SQLException {
+      try (java.sql.PreparedStatement ps = tx.prepareStatement("UPDATE " + TABLE + " SET n = n + 1 WHERE key = ?")) {
+        ps.setInt(1, key);
+        ps.executeUpdate();
+      }
+      if (job.attempt() == 1) {
+        throw new IllegalStateException("after the write: rolled back");
+      }
+    }
+  }
+
+  @Test
+  void aHandlerWithAConnection_writesInTheJobsTransaction_exactlyOnce() throws Exception {
+    try (java.sql.Connection c = io.pglock.testing.TestDatabase.get().connect();
+        java.sql.Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE " + TransactionalHandler.TABLE + " (key int PRIMARY KEY, n int NOT NULL DEFAULT 0)");
+      s.execute("INSERT INTO " + TransactionalHandler.TABLE + " (key) VALUES (1)");
+    }
+    try {
+      runner.withUserConfiguration(Pool.class, TransactionalHandler.class)
+          .withPropertyValues("pglock.queue.worker.poll-interval=200ms").run(context -> {
+            assertThat(context).hasNotFailed();
+            long id = context.getBean(JobQueue.class).enqueue(io.pglock.queue.JobRequest.of("tx-add", 1)
+                .queue("autoconf-tx")).id();
+            io.pglock.testing.Await.until("the job succeeded", Duration.ofSeconds(60), () -> context.getBean(JobQueue.class)
+                .admin().job(id).map(j -> j.state() == io.pglock.queue.JobState.SUCCEEDED).orElse(false));
+            assertThat(context.getBean(JobQueue.class).admin().job(id).orElseThrow().attempt()).isEqualTo(2);
+          });
+      try (java.sql.Connection c = io.pglock.testing.TestDatabase.get().connect();
+          java.sql.Statement s = c.createStatement();
+          java.sql.ResultSet rs = s.executeQuery("SELECT n FROM " + TransactionalHandler.TABLE + " WHERE key = 1")) {
+        rs.next();
+        assertThat(rs.getInt(1)).as("the failed attempt's write rolled back, the second's committed").isEqualTo(1);
+      }
+    } finally {
+      try (java.sql.Connection c = io.pglock.testing.TestDatabase.get().connect();
+          java.sql.Statement s = c.createStatement()) {
+        s.execute("DROP TABLE IF EXISTS " + TransactionalHandler.TABLE);
+        s.execute("DELETE FROM pglock.job WHERE queue = 'autoconf-tx'");
+      }
+    }
+  }
+
   static class ShedLockUser {
     static final java.util.concurrent.atomic.AtomicInteger RUNS = new java.util.concurrent.atomic.AtomicInteger();
     static volatile java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(0);

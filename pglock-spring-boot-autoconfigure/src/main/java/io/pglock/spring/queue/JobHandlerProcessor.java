@@ -2,8 +2,10 @@ package io.pglock.spring.queue;
 
 import io.pglock.queue.JobContext;
 import io.pglock.queue.JobHandler;
+import io.pglock.queue.TransactionalJobHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,12 +28,29 @@ public final class JobHandlerProcessor implements BeanPostProcessor {
    * @param queue the queue its worker claims from
    * @param kind the job kind it handles
    * @param payloadType what the job's JSON is read into
-   * @param handler calls the method
+   * @param handler calls the method (null for a method that takes a {@link Connection})
    * @param maxAttempts attempts for its kind, or 0 for the worker's default
    * @param where the method and bean, for messages
+   * @param inTransaction calls a method that takes a {@link Connection}: in the transaction that records
+   *     the job's success ({@link TransactionalJobHandler}); null otherwise
    */
   public record Registration(String queue, String kind, Class<?> payloadType, JobHandler<Object> handler,
-      int maxAttempts, String where) {}
+      int maxAttempts, String where, TransactionalJobHandler<Object> inTransaction) {
+    /**
+     * A method without a {@link Connection} parameter.
+     *
+     * @param queue the queue its worker claims from
+     * @param kind the job kind it handles
+     * @param payloadType what the job's JSON is read into
+     * @param handler calls the method
+     * @param maxAttempts attempts for its kind, or 0 for the worker's default
+     * @param where the method and bean, for messages
+     */
+    public Registration(String queue, String kind, Class<?> payloadType, JobHandler<Object> handler, int maxAttempts,
+        String where) {
+      this(queue, kind, payloadType, handler, maxAttempts, where, null);
+    }
+  }
 
   private final Map<String, Map<String, Registration>> byQueue = new LinkedHashMap<>();
 
@@ -67,23 +86,25 @@ public final class JobHandlerProcessor implements BeanPostProcessor {
   private static Registration registration(Object bean, String beanName, Method method, PgJobHandler a) {
     String where = method.getDeclaringClass().getName() + "." + method.getName() + " (bean " + beanName + ")";
     Class<?>[] params = method.getParameterTypes();
-    boolean withContext = params.length == 2 && params[1] == JobContext.class;
-    if (params.length == 0 || params.length > 2 || (params.length == 2 && !withContext) || params[0] == JobContext.class) {
-      throw new IllegalStateException("@PgJobHandler method " + where + " must take (payload) or (payload, JobContext):"
-          + " the payload's type is what the job's JSON is read into");
+    // (payload), (payload, JobContext), and with a Connection last: run in the job's transaction
+    boolean inTransaction = params.length >= 2 && params[params.length - 1] == Connection.class;
+    int plain = inTransaction ? params.length - 1 : params.length;
+    boolean withContext = plain == 2 && params[1] == JobContext.class;
+    if (plain == 0 || plain > 2 || (plain == 2 && !withContext) || params[0] == JobContext.class
+        || params[0] == Connection.class) {
+      throw new IllegalStateException("@PgJobHandler method " + where + " must take (payload), (payload, JobContext),"
+          + " (payload, Connection) or (payload, JobContext, Connection): the payload's type is what the job's JSON is"
+          + " read into; a Connection last runs the method in the transaction that records the job's success");
     }
     if (a.maxAttempts() < 0) {
       throw new IllegalArgumentException("@PgJobHandler maxAttempts on " + where + " must be 0 (the worker's default) or more");
     }
     Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
     invocable.setAccessible(true);
-    JobHandler<Object> handler = (payload, job) -> {
+    TransactionalJobHandler<Object> call = (payload, job, tx) -> {
+      Object[] args = withContext ? new Object[] {payload, job, tx} : new Object[] {payload, tx};
       try {
-        if (withContext) {
-          invocable.invoke(bean, payload, job);
-        } else {
-          invocable.invoke(bean, payload);
-        }
+        invocable.invoke(bean, inTransaction ? args : java.util.Arrays.copyOf(args, args.length - 1));
       } catch (InvocationTargetException e) {
         Throwable cause = e.getCause();
         if (cause instanceof Exception ex) {
@@ -93,7 +114,11 @@ public final class JobHandlerProcessor implements BeanPostProcessor {
       }
     };
     Class<?> payloadType = params[0].isPrimitive() ? boxed(params[0]) : params[0];
-    return new Registration(a.queue(), a.kind(), payloadType, handler, a.maxAttempts(), where);
+    if (inTransaction) {
+      return new Registration(a.queue(), a.kind(), payloadType, null, a.maxAttempts(), where, call);
+    }
+    return new Registration(a.queue(), a.kind(), payloadType, (payload, job) -> call.handle(payload, job, null),
+        a.maxAttempts(), where);
   }
 
   private static Class<?> boxed(Class<?> primitive) {

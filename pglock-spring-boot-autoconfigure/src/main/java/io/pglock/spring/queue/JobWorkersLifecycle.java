@@ -73,7 +73,11 @@ public final class JobWorkersLifecycle implements SmartLifecycle, ConnectionBudg
 
   @SuppressWarnings("unchecked")
   private static void register(JobWorkerBuilder b, JobHandlerProcessor.Registration r) {
-    b.handler(r.kind(), (Class<Object>) r.payloadType(), r.handler());
+    if (r.inTransaction() != null) {
+      b.handlerInTransaction(r.kind(), (Class<Object>) r.payloadType(), r.inTransaction());
+    } else {
+      b.handler(r.kind(), (Class<Object>) r.payloadType(), r.handler());
+    }
   }
 
   private boolean enabled(String queue) {

@@ -17,9 +17,19 @@ import java.lang.annotation.Target;
  * for success; throw to fail the attempt (retried with backoff until its attempts run out), or
  * {@link io.pglock.queue.DiscardJobException} to give up at once.
  *
+ * <p>A last parameter of type {@link java.sql.Connection} makes the method's database work exactly
+ * once: it runs in a transaction on that connection, and the worker records the job's success in the
+ * same transaction and commits it, only while this attempt still owns the job
+ * ({@link io.pglock.queue.TransactionalJobHandler}). Write through that connection (for a
+ * {@code JdbcTemplate}: {@code new JdbcTemplate(new SingleConnectionDataSource(tx, true))}); do not
+ * commit it.
+ *
  * <pre>{@code
  * @PgJobHandler(kind = "send-invoice")
  * void send(InvoiceRequest request, JobContext job) { mailer.send(request); }
+ *
+ * @PgJobHandler(kind = "charge")
+ * void charge(Charge charge, Connection tx) throws SQLException { ... } // commits with the job's success
  * }</pre>
  */
 @Documented
