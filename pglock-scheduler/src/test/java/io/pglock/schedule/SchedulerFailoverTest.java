@@ -49,18 +49,21 @@ class SchedulerFailoverTest {
 
   record Run(String task, Instant slot, String node, RunKind kind, long at) {}
 
-  @ParameterizedTest(name = "synchronous replication: {0}")
-  @ValueSource(booleans = {true, false})
-  void failover_slotsOnceWithSync_rerunsOnlyAfterTheCutWithAsync(boolean synchronous) throws Exception {
-    ReplicatedPair pair;
+  /** A primary and its standby with pglock's schema, or the test skipped where they cannot run. */
+  private static ReplicatedPair pair(boolean synchronous) throws Exception {
     try {
-      pair = ReplicatedPair.start(synchronous, primary -> PgLockSchema.migrate(primary, PgLockSchema.DEFAULT_SCHEMA),
+      return ReplicatedPair.start(synchronous, primary -> PgLockSchema.migrate(primary, PgLockSchema.DEFAULT_SCHEMA),
           "max_connections=60");
     } catch (PrivateServer.Unavailable e) {
       assumeTrue(false, "no private PostgreSQL servers here: " + e.getMessage());
-      return;
+      throw e; // not reached
     }
-    try (pair) {
+  }
+
+  @ParameterizedTest(name = "synchronous replication: {0}")
+  @ValueSource(booleans = {true, false})
+  void failover_slotsOnceWithSync_rerunsOnlyAfterTheCutWithAsync(boolean synchronous) throws Exception {
+    try (ReplicatedPair pair = pair(synchronous)) {
       DataSource ds = pair.dataSource("pglock-sched-failover-test");
       List<Run> runs = new CopyOnWriteArrayList<>();
       List<AutoCloseable> open = new ArrayList<>();
@@ -177,15 +180,7 @@ class SchedulerFailoverTest {
    */
   @org.junit.jupiter.api.Test
   void asynchronousFailover_fleetRestarted_rerunsAsTheMissedSlotPolicySays() throws Exception {
-    ReplicatedPair pair;
-    try {
-      pair = ReplicatedPair.start(false, primary -> PgLockSchema.migrate(primary, PgLockSchema.DEFAULT_SCHEMA),
-          "max_connections=60");
-    } catch (PrivateServer.Unavailable e) {
-      assumeTrue(false, "no private PostgreSQL servers here: " + e.getMessage());
-      return;
-    }
-    try (pair) {
+    try (ReplicatedPair pair = pair(false)) {
       DataSource ds = pair.dataSource("pglock-sched-failover-test");
       List<Run> runs = new CopyOnWriteArrayList<>();
       List<AutoCloseable> open = new ArrayList<>();
