@@ -12,7 +12,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
   static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test";
 
   static final String USAGE = """
-      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B15]
+      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B16]
                     [--seconds N] [--rounds N] [--b4-locks N] [--trials N] [--idle-seconds N]
                     [--b9-seconds N] [--b10-jobs N] [--b10-workers N] [--b11-scale N]
         --url       database to run against (default %s); session-level advisory
@@ -30,7 +30,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
                     jobs instead of %d (B13: and --rounds as given, not at least 20); B11: below 10, %d wake-up samples, %d SIGKILL trials and
                     %d enqueue rounds instead of %d, %d and %d; B14: below 10, %,d jobs and %,d history rows
                     instead of %,d and %,d, %d timed requests per page instead of %d; B15: failovers
-                    (default %d, whatever the default above; a trial takes about 20 to 30 s)
+                    (default %d, whatever the default above; a trial takes about 20 to 30 s); B16:
+                    below 10, %,d jobs per burn-down instead of %,d
         --idle-seconds  B5: length of one idle window for the CPU figure, per side (default 10)
         --b9-seconds  B9: length of the run with faults, whatever --trials says (default: by --trials)
         --b10-jobs  B10, B13 and B14: no-op jobs queued for each contender's burn-down, whatever --trials says
@@ -42,7 +43,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
           B10BurnDown.SHORT_JOBS, B10BurnDown.FULL_JOBS, B11QueueLatencies.SHORT_SAMPLES, B11QueueLatencies.SHORT_KILLS,
           B11QueueLatencies.SHORT_ROUNDS, B11QueueLatencies.SAMPLES, B11QueueLatencies.KILLS, B11QueueLatencies.ROUNDS,
           B14Dashboard.SHORT_JOBS, B14Dashboard.SHORT_HISTORY, B14Dashboard.FULL_JOBS, B14Dashboard.FULL_HISTORY,
-          B14Dashboard.SHORT_SAMPLES, B14Dashboard.SAMPLES, B15Failover.DEFAULT_TRIALS,
+          B14Dashboard.SHORT_SAMPLES, B14Dashboard.SAMPLES, B15Failover.DEFAULT_TRIALS, B16ExactlyOnce.SHORT_JOBS,
+          B16ExactlyOnce.FULL_JOBS,
           B10BurnDown.DEFAULT_WORKERS, B11QueueLatencies.SAMPLES, B11QueueLatencies.KILLS, B11QueueLatencies.ROUNDS);
 
   static BenchOptions parse(String[] args) {
@@ -50,7 +52,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
     String user = "postgres";
     String password = null;
     Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9",
-        "B10", "B11", "B12", "B13", "B14", "B15"));
+        "B10", "B11", "B12", "B13", "B14", "B15", "B16"));
     double seconds = 1;
     int rounds = 10;
     int b4Locks = 10_000;
@@ -85,8 +87,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
           only = new LinkedHashSet<>();
           for (String id : value.split(",")) {
             String b = id.trim().toUpperCase(Locale.ROOT);
-            if (!b.matches("B([1-9]|1[0-5])")) {
-              throw new IllegalArgumentException("--only takes B1 to B15, comma-separated: " + value);
+            if (!b.matches("B([1-9]|1[0-6])")) {
+              throw new IllegalArgumentException("--only takes B1 to B16, comma-separated: " + value);
             }
             only.add(b);
           }

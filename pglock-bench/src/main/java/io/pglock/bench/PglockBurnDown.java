@@ -7,6 +7,7 @@ import io.pglock.queue.ClaimMode;
 import io.pglock.queue.JobQueue;
 import io.pglock.queue.JobRequest;
 import io.pglock.queue.JobWorker;
+import io.pglock.queue.JobWorkerBuilder;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,6 +15,8 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntUnaryOperator;
+import javax.sql.DataSource;
 
 /**
  * pglock's job queue in B10 ({@code pglock-queue}), in one of its two claim modes: a
@@ -57,6 +60,7 @@ final class PglockBurnDown implements BurnDownContender {
   private final QueueInstrumentation instrumentation;
   private final String schema;
   private final String table;
+  private final Handler handler;
   private int jobs;
   private BurnDownProgress progress;
   private HikariDataSource pool;
@@ -88,6 +92,16 @@ final class PglockBurnDown implements BurnDownContender {
    */
   PglockBurnDown(Db db, int workers, ClaimMode mode, String tag, String queue, String name,
       QueueInstrumentation instrumentation, String schema) {
+    this(db, workers, mode, tag, queue, name, instrumentation, schema, Handler.NO_OP);
+  }
+
+  /**
+   * A contender as above whose jobs run {@code handler} instead of the no-op (B16: handlers that write
+   * to the database).
+   */
+  PglockBurnDown(Db db, int workers, ClaimMode mode, String tag, String queue, String name,
+      QueueInstrumentation instrumentation, String schema, Handler handler) {
+    this.handler = handler;
     this.schema = schema;
     this.table = schema + ".job";
     this.db = db;
@@ -97,6 +111,36 @@ final class PglockBurnDown implements BurnDownContender {
     this.queue = queue;
     this.name = name;
     this.instrumentation = instrumentation;
+  }
+
+  /**
+   * What the jobs ({@value PglockBurnDown#KIND}) carry and run: B10's no-op ({@link #NO_OP}) unless a benchmark says
+   * otherwise. Every handler calls {@link BurnDownProgress#handled()} once per attempt.
+   */
+  interface Handler {
+    /** The job's number as its payload; the handler only counts the call. */
+    Handler NO_OP = new Handler() {
+      @Override
+      public JobWorkerBuilder register(JobWorkerBuilder b, BurnDownProgress progress, DataSource pool) {
+        return b.handler(KIND, Integer.class, (payload, ctx) -> progress.handled());
+      }
+
+      @Override
+      public String describe() {
+        return "handler(\"" + KIND + "\", Integer.class, no-op)";
+      }
+    };
+
+    /** Registers the handler of {@value PglockBurnDown#KIND} on {@code b}; {@code pool} is the queue's own pool. */
+    JobWorkerBuilder register(JobWorkerBuilder b, BurnDownProgress progress, DataSource pool);
+
+    /** {@return the payload of job number {@code i} (0 to jobs - 1); the number itself by default} */
+    default IntUnaryOperator payload() {
+      return IntUnaryOperator.identity();
+    }
+
+    /** {@return how the handler is registered and what it does, for the settings line} */
+    String describe();
   }
 
   @Override
@@ -112,11 +156,11 @@ final class PglockBurnDown implements BurnDownContender {
   @Override
   public String settings() {
     return Report.fmt("JobQueue.builder(PgLocks on the pool).build(); worker(\"%s\").concurrency(%d).claimMode(%s)"
-        + " (listen %s, pollInterval 1 s, rescueInterval 250 ms, lease 30 s: defaults); handler(\"%s\","
-        + " Integer.class, no-op); jobs enqueued with enqueueAll in batches of %d; HikariCP pool of %d; table %s"
+        + " (listen %s, pollInterval 1 s, rescueInterval 250 ms, lease 30 s: defaults); %s; jobs enqueued"
+        + " with enqueueAll in batches of %d; HikariCP pool of %d; table %s"
         + " (pglock's, shared with other queues: VACUUM before the insert, the queue's rows deleted after); done = no"
         + " row of the queue available, retryable or running, then all %s", queue, workers, mode,
-        mode == ClaimMode.ADVISORY ? "on" : "off", KIND, BATCH, B10BurnDown.poolSize(workers), table,
+        mode == ClaimMode.ADVISORY ? "on" : "off", handler.describe(), BATCH, B10BurnDown.poolSize(workers), table,
         "succeeded") + instrumentation.settings();
   }
 
@@ -132,7 +176,7 @@ final class PglockBurnDown implements BurnDownContender {
     queueClient = instrumentation.queue(JobQueue.builder(locks)).build();
     List<JobRequest> batch = new ArrayList<>(BATCH);
     for (int i = 0; i < jobs; i++) {
-      batch.add(JobRequest.of(KIND, i).queue(queue));
+      batch.add(JobRequest.of(KIND, handler.payload().applyAsInt(i)).queue(queue));
       if (batch.size() == BATCH || i == jobs - 1) {
         instrumentation.enqueue(() -> queueClient.enqueueAll(batch));
         batch.clear();
@@ -157,10 +201,9 @@ final class PglockBurnDown implements BurnDownContender {
     try (Connection poll = db.connect(B10BurnDown.sessionPrefix(db) + "pglock-poll")) {
       progress.start();
       started = instrumentation.started(pool);
-      worker = instrumentation.worker(queueClient.worker(queue)
+      worker = instrumentation.worker(handler.register(queueClient.worker(queue)
           .concurrency(workers)
-          .claimMode(mode)
-          .handler(KIND, Integer.class, (payload, ctx) -> p.handled()))
+          .claimMode(mode), p, pool))
           .start();
       progress.awaitHandled(stall);
       long done = BurnDownProgress.awaitRecorded(poll, "SELECT NOT EXISTS (SELECT 1 FROM " + table
