@@ -33,6 +33,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * owner again, and that a connection to a server in recovery is refused. The new primary grants no
  * lock until the old primary's holders' leases have run out ({@code V14__failover_quarantine.sql}).
  */
+@org.junit.jupiter.api.Tag("faults") // real servers and processes failing; run on one JDK in CI (.ci/run)
 class FailoverTest {
   private static final Duration LEASE = Duration.ofSeconds(3);
   private static final Duration CHILD_START = Duration.ofSeconds(90);

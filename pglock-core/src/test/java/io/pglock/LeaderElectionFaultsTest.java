@@ -48,6 +48,7 @@ import org.junit.jupiter.api.Test;
  * reason, where network namespaces cannot be made (not root, no {@code ip} or {@code iptables}) or
  * no private server can be started.
  */
+@org.junit.jupiter.api.Tag("faults") // real servers and processes failing; run on one JDK in CI (.ci/run)
 class LeaderElectionFaultsTest extends PgLocksTestSupport {
   /** The children's lease: short, so that a pause or a partition fails over in about 2 s. */
   private static final Duration LEASE = Duration.ofSeconds(2);

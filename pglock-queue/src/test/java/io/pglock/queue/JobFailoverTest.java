@@ -50,6 +50,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * such a failover), and the new primary's id sequence, as replicated before the cut, hands the lost
  * jobs' ids out again to new jobs (so jobs are known here by their payload, not their id).
  */
+@org.junit.jupiter.api.Tag("faults") // real servers and processes failing; run on one JDK in CI (.ci/run)
 class JobFailoverTest {
   private static final Duration BACK = Duration.ofSeconds(120);
   private static final int BEFORE = 200;

@@ -47,6 +47,7 @@ import org.junit.jupiter.api.Test;
  * <p>{@code -Dpglock.fleet.jobs} (default 2,000) sets the number of jobs; the issue's figure is
  * 10,000 ({@code pglock-queue/faults.sh}).
  */
+@org.junit.jupiter.api.Tag("faults") // real servers and processes failing; run on one JDK in CI (.ci/run)
 class JobFleetProcessTest {
   private static final int WORKERS = 4;
   private static final int CONCURRENCY = 4;

@@ -43,6 +43,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * remembers) decides every slot since the cut again, and the missed-slot policy bounds it: RUN_EACH
  * with a long {@code missedAfter} runs each again, SKIP with the default lateness only the newest.
  */
+@org.junit.jupiter.api.Tag("faults") // real servers and processes failing; run on one JDK in CI (.ci/run)
 class SchedulerFailoverTest {
   private static final Duration BACK = Duration.ofSeconds(120);
   private static final String NS = "sched-failover";
