@@ -15,8 +15,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -183,22 +181,17 @@ class FailoverTest {
   }
 
   /** Tries the lock until the new primary grants it (connections fail until pgjdbc finds it). */
-  private static LockHandle awaitGrant(PgLocks locks, String name) throws InterruptedException {
-    long deadline = System.nanoTime() + BACK.toNanos();
-    while (true) {
+  private static LockHandle awaitGrant(PgLocks locks, String name) {
+    java.util.concurrent.atomic.AtomicReference<LockHandle> granted = new java.util.concurrent.atomic.AtomicReference<>();
+    Await.until("lock " + name + " granted on the new primary", BACK, () -> {
       try {
-        Optional<LockHandle> h = locks.lock(name).tryAcquire();
-        if (h.isPresent()) {
-          return h.get();
-        }
+        locks.lock(name).tryAcquire().ifPresent(granted::set);
       } catch (LockSessionException e) {
         // no primary yet
       }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("lock " + name + " not granted within " + BACK + " of the failover");
-      }
-      TimeUnit.MILLISECONDS.sleep(5); // polling a condition with a deadline
-    }
+      return granted.get() != null;
+    });
+    return granted.get();
   }
 
   private static long maxElectedToken(List<ChildJvm> candidates) {

@@ -177,31 +177,21 @@ public final class PrivateServer implements AutoCloseable {
    * case of asynchronous replication's lag, made deterministic for a test.
    *
    * @throws java.sql.SQLException if the standby cannot be reached
-   * @throws IllegalStateException if the receiver is still running after 60 s
+   * @throws AssertionError if the receiver is still running after 60 s
    */
   public void stopReceivingWal() throws java.sql.SQLException {
     try (java.sql.Connection c = dataSource("pglock-standby-control").getConnection();
         java.sql.Statement s = c.createStatement()) {
       s.execute("ALTER SYSTEM SET primary_conninfo = ''");
       s.execute("SELECT pg_reload_conf()");
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (true) {
+      Await.until("the standby's WAL receiver stopped", java.time.Duration.ofSeconds(60), () -> {
         try (java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_wal_receiver")) {
           rs.next();
-          if (rs.getLong(1) == 0) {
-            return;
-          }
+          return rs.getLong(1) == 0;
+        } catch (java.sql.SQLException e) {
+          throw new IllegalStateException(e);
         }
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("the standby's WAL receiver still runs 60 s after primary_conninfo was emptied");
-        }
-        try {
-          Thread.sleep(20); // polling a condition, with a deadline
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException("interrupted while waiting for the WAL receiver to stop", e);
-        }
-      }
+      });
     }
   }
 
