@@ -77,6 +77,66 @@ class JobDurabilityTest {
     }
   }
 
+  /**
+   * A handler in a transaction: once its attempt ended as succeeded (its commit acknowledged), a
+   * crash of the lazily committing server keeps both its write and the job's success, so the job is
+   * not run again.
+   */
+  @org.junit.jupiter.api.Test
+  void aCrashRightAfterATransactionalHandlersCommit_keepsItsWriteAndTheJobsSuccess() throws Exception {
+    PrivateServer server;
+    try {
+      server = PrivateServer.start(LOSSY);
+    } catch (PrivateServer.Unavailable e) {
+      assumeTrue(false, "no private PostgreSQL server here: " + e.getMessage());
+      return;
+    }
+    try (server) {
+      DataSource ds = server.dataSource("pglock-durability-test");
+      PgLockSchema.migrate(ds, PgLockSchema.DEFAULT_SCHEMA);
+      try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
+          "CREATE TABLE durable_counter (k int PRIMARY KEY, n int NOT NULL); INSERT INTO durable_counter VALUES (1, 0)")) {
+        ps.execute();
+      }
+      List<Integer> attempts = new CopyOnWriteArrayList<>();
+      CountDownLatch succeeded = new CountDownLatch(1);
+      long id;
+      try (PgLocks locks = PgLocks.builder(ds).namespace("durable").nodeName("durable")
+          .connectTimeout(Duration.ofSeconds(30)).lease(Duration.ofSeconds(5)).build();
+          JobQueue jobs = JobQueue.builder(locks).build()) {
+        id = jobs.enqueue(JobRequest.of("add", null).queue("durable")).id();
+        checkpoint(ds); // the job row and the counter on disk: only the handler's commit is at stake
+        JobWorker worker = jobs.worker("durable").pollInterval(Duration.ofMillis(100)).shutdownTimeout(Duration.ZERO)
+            .listener(new JobListener() {
+              @Override
+              public void attemptEnded(String queue, String kind, AttemptResult result, long durationNanos) {
+                if (result == AttemptResult.SUCCEEDED) {
+                  succeeded.countDown();
+                }
+              }
+            })
+            .handlerInTransaction("add", Object.class, (p, job, tx) -> {
+              attempts.add(job.attempt());
+              try (PreparedStatement ps = tx.prepareStatement("UPDATE durable_counter SET n = n + 1 WHERE k = 1")) {
+                ps.executeUpdate();
+              }
+            }).start();
+        assertThat(succeeded.await(60, TimeUnit.SECONDS)).as("the attempt committed").isTrue();
+        server.stopImmediate(); // right after the commit was acknowledged
+        server.startServer();
+        Await.until("the server answers", Duration.ofSeconds(90), () -> state(ds, id) != null);
+        worker.close();
+      }
+      assertThat(state(ds, id)).as("the job's success survived the crash").isEqualTo("succeeded");
+      try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
+          "SELECT n FROM durable_counter WHERE k = 1"); ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        assertThat(rs.getInt(1)).as("the handler's write survived the crash, once").isEqualTo(1);
+      }
+      assertThat(attempts).as("one attempt: the job did not run again").containsExactly(1);
+    }
+  }
+
   /** The job's state; null while the server does not answer (it is restarting). */
   private static String state(DataSource ds, long id) {
     try (Connection c = ds.getConnection();
