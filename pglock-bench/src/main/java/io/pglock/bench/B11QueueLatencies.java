@@ -6,6 +6,7 @@ import io.pglock.PgLocks;
 import io.pglock.queue.JobQueue;
 import io.pglock.queue.JobRequest;
 import io.pglock.queue.JobWorker;
+import io.pglock.queue.JobWorkerBuilder;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +23,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
 
 /**
  * B11: the latencies of pglock's job queue ({@code pglock-queue}), on its own table {@code pglock.job}
@@ -271,33 +273,57 @@ final class B11QueueLatencies implements Benchmark {
 
   // ---------------------------------------------------------------- (b) wake-up
 
-  private static void wakeUp(Report r, JobQueue jobs, String queue, int samples) throws Exception {
-    LinkedBlockingQueue<Long> started = new LinkedBlockingQueue<>();
-    double[] wake = new double[samples];
-    double[] call = new double[samples];
-    int timedOut = 0;
-    try (JobWorker worker = jobs.worker(queue)
-        .handler(WAKE_KIND, Integer.class, (payload, ctx) -> started.add(System.nanoTime()))
-        .start()) {
-      ThreadLocalRandom random = ThreadLocalRandom.current();
-      for (int i = -WARM_UP_SAMPLES; i < samples; i++) {
-        sleepMillis(random.nextInt(GAP_MIN_MILLIS, GAP_MAX_MILLIS + 1));
-        long t0 = System.nanoTime();
-        jobs.enqueue(JobRequest.of(WAKE_KIND, i).queue(queue));
-        long t1 = System.nanoTime();
-        Long t2 = started.poll(WAKE_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
-        if (i < 0) {
-          continue;
-        }
-        call[i] = (t1 - t0) / 1e6;
-        if (t2 == null) {
-          timedOut++;
-          wake[i] = Double.POSITIVE_INFINITY;
-        } else {
-          wake[i] = (t2 - t0) / 1e6;
+  /**
+   * pglock's wake-up on an idle queue, sampled: a worker on {@code queue} ({@code settings} applied to
+   * {@code jobs.worker(queue)}) waits; one job at a time is enqueued ({@code enqueue()}: a pooled
+   * connection, autocommit, its NOTIFY sent at the commit), and the time from just before that call
+   * to the start of its handler is taken with {@code System.nanoTime()}; {@value #WARM_UP_SAMPLES}
+   * unmeasured samples first, a random {@value #GAP_MIN_MILLIS}-{@value #GAP_MAX_MILLIS} ms between
+   * samples (so that the enqueue falls at any phase of the worker's timers). B10 calls it too, for its
+   * comparison with graphile-worker.
+   *
+   * @param wake ms from before enqueue() to the handler's start, one per sample (infinite: timed out)
+   * @param call ms of the enqueue() call itself
+   * @param timedOut samples whose handler did not start within {@link #WAKE_TIMEOUT}
+   */
+  record WakeSamples(double[] wake, double[] call, int timedOut) {
+    static WakeSamples of(JobQueue jobs, String queue, int samples, UnaryOperator<JobWorkerBuilder> settings)
+        throws Exception {
+      LinkedBlockingQueue<Long> started = new LinkedBlockingQueue<>();
+      double[] wake = new double[samples];
+      double[] call = new double[samples];
+      int timedOut = 0;
+      try (JobWorker worker = settings.apply(jobs.worker(queue))
+          .handler(WAKE_KIND, Integer.class, (payload, ctx) -> started.add(System.nanoTime()))
+          .start()) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int i = -WARM_UP_SAMPLES; i < samples; i++) {
+          sleepMillis(random.nextInt(GAP_MIN_MILLIS, GAP_MAX_MILLIS + 1));
+          long t0 = System.nanoTime();
+          jobs.enqueue(JobRequest.of(WAKE_KIND, i).queue(queue));
+          long t1 = System.nanoTime();
+          Long t2 = started.poll(WAKE_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
+          if (i < 0) {
+            continue;
+          }
+          call[i] = (t1 - t0) / 1e6;
+          if (t2 == null) {
+            timedOut++;
+            wake[i] = Double.POSITIVE_INFINITY;
+          } else {
+            wake[i] = (t2 - t0) / 1e6;
+          }
         }
       }
+      return new WakeSamples(wake, call, timedOut);
     }
+  }
+
+  private static void wakeUp(Report r, JobQueue jobs, String queue, int samples) throws Exception {
+    WakeSamples w = WakeSamples.of(jobs, queue, samples, UnaryOperator.identity());
+    double[] wake = w.wake();
+    double[] call = w.call();
+    int timedOut = w.timedOut();
     double p50 = LossLatency.percentile(wake, 0.5);
     double p99 = LossLatency.percentile(wake, 0.99);
     double max = LossLatency.percentile(wake, 1.0);

@@ -1,5 +1,6 @@
 package io.pglock.bench;
 
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
 
@@ -24,6 +25,24 @@ interface BurnDownContender extends AutoCloseable {
 
   /** Its settings in full, one line, for the notes. */
   String settings();
+
+  /**
+   * {@return why it cannot run here ("not run: ..."), or null if it can} A contender that needs
+   * something outside the JVM (graphile-worker: Node and its packages) says so here, and B10 reports
+   * the reason in its row instead of an error.
+   */
+  default String notRun() {
+    return null;
+  }
+
+  /**
+   * {@return a connection to the database that holds its {@link #tables} and its sessions, for a peer
+   * in a database of its own (graphile-worker), owned by the contender and open from {@link #prepare}
+   * to {@link #close}; null (the default) for B10's own database}
+   */
+  default Connection monitor() {
+    return null;
+  }
 
   /**
    * Creates its tables (in a schema of its own) and puts {@code jobs} no-op jobs in the queue, due
