@@ -85,7 +85,7 @@ final class GraphileWorker {
     }
     if (!Files.isExecutable(node()) || !Files.isRegularFile(d.resolve("node_modules/graphile-worker/package.json"))) {
       return "graphile-worker and Node 22 not installed in " + d.resolve("node_modules")
-          + " (run.sh installs them with npm ci from the npm registry: see its output)";
+          + " (run.sh's npm ci failed or did not run: see its output)";
     }
     return null;
   }
@@ -95,11 +95,19 @@ final class GraphileWorker {
     return "graphile-worker " + version("graphile-worker");
   }
 
-  /** {@return the installed version of a package under node_modules, or "?"} */
+  /**
+   * {@return the installed version of a package under node_modules; if it is not installed, the version
+   * package.json pins (so that a "not run" row still names it), else "?"}
+   */
   static String version(String pkg) {
     try {
-      Matcher m = Pattern.compile("\"version\"\\s*:\\s*\"([^\"]+)\"")
-          .matcher(Files.readString(dir().resolve("node_modules").resolve(pkg).resolve("package.json")));
+      Path installed = dir().resolve("node_modules").resolve(pkg).resolve("package.json");
+      if (Files.isRegularFile(installed)) {
+        Matcher m = Pattern.compile("\"version\"\\s*:\\s*\"([^\"]+)\"").matcher(Files.readString(installed));
+        return m.find() ? m.group(1) : "?";
+      }
+      Matcher m = Pattern.compile("\"" + Pattern.quote(pkg) + "\"\\s*:\\s*\"([^\"]+)\"")
+          .matcher(Files.readString(dir().resolve("package.json")));
       return m.find() ? m.group(1) : "?";
     } catch (IOException e) {
       return "?";
