@@ -129,8 +129,12 @@ final class GraphileWorker {
 
   static void dropDatabase(Connection monitor, String name) throws SQLException {
     try (Statement s = monitor.createStatement()) {
-      // FORCE (PostgreSQL 13 and later) ends sessions a killed Node process may leave for a moment
-      s.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+      if (monitor.getMetaData().getDatabaseMajorVersion() >= 13) {
+        // FORCE ends sessions a killed Node process may leave for a moment
+        s.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+      } else {
+        s.execute("DROP DATABASE IF EXISTS " + name);
+      }
     }
   }
 
