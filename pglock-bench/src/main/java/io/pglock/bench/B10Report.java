@@ -1,6 +1,7 @@
 package io.pglock.bench;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
@@ -161,7 +162,7 @@ final class B10Report {
         r.errors.add("wake-up, " + w.name() + ": " + w.error());
       }
       if (w.measured()) {
-        long timedOut = java.util.Arrays.stream(w.wake()).filter(Double::isInfinite).count();
+        long timedOut = Arrays.stream(w.wake()).filter(Double::isInfinite).count();
         r.note("wake-up, %s: ms p10/p25/p50/p75/p90/p95/p99/max %s / %s / %s / %s / %s / %s / %s / %s; the enqueue call"
             + " itself p50 %s; timed out (%s): %d", w.name(), B11QueueLatencies.ms(w.p(0.1)),
             B11QueueLatencies.ms(w.p(0.25)), B11QueueLatencies.ms(w.p(0.5)), B11QueueLatencies.ms(w.p(0.75)),

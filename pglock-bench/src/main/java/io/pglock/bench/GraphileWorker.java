@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -181,7 +182,7 @@ final class GraphileWorker {
         }
       }
     }
-    Map<String, String> env = new java.util.HashMap<>();
+    Map<String, String> env = new HashMap<>();
     env.put("PGHOST", u.getHost() == null ? "127.0.0.1" : u.getHost());
     env.put("PGPORT", Integer.toString(u.getPort() < 0 ? 5432 : u.getPort()));
     env.put("PGDATABASE", database);
