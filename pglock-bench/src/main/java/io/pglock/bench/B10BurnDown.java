@@ -111,7 +111,12 @@ final class B10BurnDown implements Benchmark {
     List<Outcome> outcomes = new ArrayList<>();
     List<WakeUp> wakeUps = new ArrayList<>();
     try (Connection monitor = db.connect(db.runPrefix + "-monitor-b10")) {
+      // -Dpglock.b10.only=pglock: only the contenders whose name contains it (profiling one system)
+      String only = System.getProperty("pglock.b10.only", "");
       for (BurnDownContender c : contenders(db, workers)) {
+        if (!c.name().contains(only)) {
+          continue; // never prepared: nothing to close (a peer's close drops its fixed-name schema)
+        }
         outcomes.add(runOne(db, c, jobs, monitor));
       }
       int samples = jobs >= FULL_JOBS ? WAKE_SAMPLES : SHORT_WAKE_SAMPLES;

@@ -60,9 +60,9 @@ final class B14Dashboard implements Benchmark {
   /** The dashboard's default refresh, and a harsher one. */
   static final Duration REFRESH = Duration.ofSeconds(3);
   static final Duration HARSH_REFRESH = Duration.ofSeconds(1);
-  /** Part 2, steady: how long the dashboard stays open, then closed, in turns (two refreshes of each page). */
-  static final Duration WINDOW = Duration.ofSeconds(6);
-  /** Part 2, steady: jobs of the one long burn-down (about two minutes here, some twenty windows). */
+  /** Part 2, steady: one window of a pair (a refresh of each page, on average, when open). */
+  static final Duration WINDOW = Duration.ofSeconds(3);
+  /** Part 2, steady: jobs of the one long burn-down (about four minutes here, some forty pairs). */
   static final int WINDOW_JOBS = 800_000;
   /** What a browser polls: the pages an operator keeps open. */
   static final List<String> POLLED = System.getProperty("pglock.b14.polled") != null
@@ -416,10 +416,12 @@ final class B14Dashboard implements Benchmark {
   }
 
   /**
-   * Part 2, steady: one long burn-down, the dashboard opened and closed in turns of {@link #WINDOW}
-   * while it runs; each open window's rate against the mean of the closed windows on either side.
-   * Separate burn-downs vary by up to 1.7x here (the table, autovacuum, the VM), far more than the 5%
-   * to resolve; neighbouring windows of one burn-down share all of that, so their ratio does not.
+   * Part 2, steady: one long burn-down, cut into pairs of {@link #WINDOW} windows; in each pair a
+   * coin decides which window has the dashboard open, and the pair's ratio is the open window's
+   * jobs/s over the closed one's. Separate burn-downs vary by up to 1.7x here (the table, autovacuum,
+   * the VM), far more than the 5% to resolve; the two windows of a pair share all of that, and the
+   * random order keeps the burn-down's own drift (it slows as dead index entries pile up at the head
+   * of the queue) out of the ratio. The figure is the median of the pairs' ratios.
    */
   private static void windows(Db db, BenchOptions o, String schema, DashboardClient client, Report r)
       throws Exception {
@@ -429,64 +431,64 @@ final class B14Dashboard implements Benchmark {
     String queue = "b14w-" + ProcessHandle.current().pid();
     PglockBurnDown c = new PglockBurnDown(db, workers, ClaimMode.ADVISORY, "b14w", queue,
         "pglock advisory, dashboard in turns", QueueInstrumentation.NONE, schema);
-    System.out.printf("  steady burn-down of %,d jobs, dashboard open and closed in turns of %d s: prepare ...", jobs,
-        WINDOW.toSeconds());
+    System.out.printf("  steady burn-down of %,d jobs, pairs of %d-s windows, the dashboard open in one of each:"
+        + " prepare ...", jobs, WINDOW.toSeconds());
     System.out.flush();
-    List<double[]> windows = new ArrayList<>(); // {jobs per second, 1 if open}
+    List<double[]> pairs = new ArrayList<>(); // {open jobs/s, closed jobs/s}
+    StringBuilder detail = new StringBuilder();
+    java.util.Random coin = new java.util.Random();
     java.util.concurrent.ExecutorService burner = java.util.concurrent.Executors.newSingleThreadExecutor();
     try {
       c.prepare(jobs);
       java.util.concurrent.Future<BurnDownContender.BurnDown> done = burner.submit(() -> c.burnDown(Duration.ofSeconds(60)));
-      boolean open = false;
+      while (c.handled() == 0 && !done.isDone()) {
+        Thread.sleep(20); // the first pair starts with the first job
+      }
       while (!done.isDone()) {
-        long n0 = c.handled();
-        long t0 = System.nanoTime();
-        OpenDashboard d = open ? new OpenDashboard(client, POLLED, REFRESH).open() : null;
-        long end = t0 + WINDOW.toNanos();
-        while (!done.isDone() && System.nanoTime() < end) {
-          Thread.sleep(20); // a window's clock, not a wait for a condition
+        boolean openFirst = coin.nextBoolean();
+        double[] rate = new double[2];
+        for (int w = 0; w < 2 && !done.isDone(); w++) {
+          boolean open = (w == 0) == openFirst;
+          long n0 = c.handled();
+          long t0 = System.nanoTime();
+          OpenDashboard d = open ? new OpenDashboard(client, POLLED, REFRESH).open() : null;
+          long end = t0 + WINDOW.toNanos();
+          while (!done.isDone() && System.nanoTime() < end) {
+            Thread.sleep(20); // a window's clock, not a wait for a condition
+          }
+          if (d != null) {
+            d.close();
+          }
+          rate[open ? 0 : 1] = (c.handled() - n0) / ((System.nanoTime() - t0) / 1e9);
         }
-        if (d != null) {
-          d.close();
+        if (!done.isDone()) { // not the tail, where the queue runs dry
+          pairs.add(rate);
+          detail.append(detail.length() == 0 ? "" : " ").append(openFirst
+              ? Report.fmt("O%.0f/C%.0f", rate[0], rate[1]) : Report.fmt("C%.0f/O%.0f", rate[1], rate[0]));
         }
-        long n1 = c.handled();
-        double seconds = (System.nanoTime() - t0) / 1e9;
-        if (!done.isDone() && n0 > 0) { // neither the start (no job yet) nor the tail (the queue running dry)
-          windows.add(new double[] {(n1 - n0) / seconds, open ? 1 : 0});
-        }
-        open = !open;
       }
       BurnDownContender.BurnDown result = done.get();
-      System.out.printf(" %.1f s, %d windows%n", result.done().toNanos() / 1e9, windows.size());
+      System.out.printf(" %.1f s, %d pairs%n", result.done().toNanos() / 1e9, pairs.size());
     } finally {
       burner.shutdownNow();
       c.close();
     }
-    List<Double> ratios = new ArrayList<>();
-    StringBuilder detail = new StringBuilder();
-    for (int i = 1; i + 1 < windows.size(); i++) {
-      if (windows.get(i)[1] == 1) {
-        double closed = (windows.get(i - 1)[0] + windows.get(i + 1)[0]) / 2;
-        ratios.add(windows.get(i)[0] / closed);
-      }
-    }
-    for (double[] w : windows) {
-      detail.append(detail.length() == 0 ? "" : " ").append(w[1] == 1 ? "O" : "C").append(Report.fmt("%.0f", w[0]));
-    }
-    double[] v = ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    double median = v.length == 0 ? Double.NaN : v.length % 2 == 1 ? v[v.length / 2]
-        : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    double[] v = pairs.stream().mapToDouble(p -> p[0] / p[1]).sorted().toArray();
     String measure = Report.fmt("jobs/s, one burn-down of %,d no-op jobs, 1 worker x %d, the dashboard (%d pages,"
-        + " refresh %d s) open in every other %d-s window", jobs, workers, POLLED.size(), REFRESH.toSeconds(),
-        WINDOW.toSeconds());
-    if (v.length == 0) { // the short run's burn-down is over within a window or two
-      r.info(measure, "-", "too short for an open window between two closed ones", "-");
+        + " refresh %d s) open in one %d-s window of each pair, at random", jobs, workers, POLLED.size(),
+        REFRESH.toSeconds(), WINDOW.toSeconds());
+    if (v.length == 0) { // the short run's burn-down is over within a pair
+      r.info(measure, "-", "too short for a pair of windows", "-");
       return;
     }
-    r.atLeast(measure, "closed windows", Report.fmt("%d open windows", v.length), median, GOAL_THROUGHPUT);
-    r.note("steady burn-down: windows (C closed, O open; jobs/s): %s; ratio = median over the open windows of its"
-        + " rate / the mean of the two closed windows beside it (%s)", detail, Arrays.toString(
-        Arrays.stream(v).mapToObj(x -> Report.fmt("%.2f", x)).toArray()));
+    double median = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    double mean = Arrays.stream(v).average().orElse(Double.NaN);
+    double sd = Math.sqrt(Arrays.stream(v).map(x -> (x - mean) * (x - mean)).sum() / Math.max(1, v.length - 1));
+    r.atLeast(measure, "closed windows", Report.fmt("%d pairs", v.length), median, GOAL_THROUGHPUT);
+    r.note("steady burn-down: pairs (O open, C closed; jobs/s, in the order run): %s; ratio = median of the pairs'"
+        + " open/closed (sorted: %s); mean %.3f, standard error of the mean %.3f", detail,
+        Arrays.toString(Arrays.stream(v).mapToObj(x -> Report.fmt("%.2f", x)).toArray()), mean,
+        sd / Math.sqrt(v.length));
   }
 
   /** A burn-down with the dashboard open (polled) while it runs, or closed. */

@@ -159,10 +159,39 @@ public final class DefaultJobQueue implements JobQueue {
     }
     try {
       String traceContext = traceContext(); // on the enqueuing thread, whichever thread runs the call
-      return ShortCall.run(dataSource, (int) networkTimeout.toMillis(),
+      List<Enqueued> enqueued = ShortCall.run(dataSource, (int) networkTimeout.toMillis(),
           c -> enqueuer.insert(c, requests, traceContext));
+      wakeLocal(requests, enqueued);
+      return enqueued;
     } catch (SQLException e) {
       throw failure("enqueue " + requests.size() + " job(s)", e);
+    }
+  }
+
+  /**
+   * After an enqueue this queue committed itself: wakes its own workers of the queues that got a job
+   * due now, at once. The notification, sent at the same commit, reaches them too, but through the
+   * server and the listening connection, about a millisecond later here (B11's wake-up: the
+   * notification arrived 1.1 ms after enqueue() returned, p50); the wake it brings is then a claim
+   * that finds nothing, or finds jobs another node enqueued. Jobs enqueued on a caller's connection
+   * wait for the notification: only the commit, which is the caller's, makes them visible.
+   */
+  private void wakeLocal(List<JobRequest> requests, List<Enqueued> enqueued) {
+    if (workers.isEmpty()) {
+      return;
+    }
+    java.util.Set<String> due = new java.util.HashSet<>();
+    for (int i = 0; i < requests.size() && i < enqueued.size(); i++) {
+      JobRequest r = requests.get(i);
+      if (enqueued.get(i).created() && r.runAtValue() == null
+          && (r.delayValue() == null || r.delayValue().isZero() || r.delayValue().isNegative())) {
+        due.add(r.queueName());
+      }
+    }
+    for (DefaultJobWorker w : workers) {
+      if (due.contains(w.queue())) {
+        w.dueAt(0);
+      }
     }
   }
 

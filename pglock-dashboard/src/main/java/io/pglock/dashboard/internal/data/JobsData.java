@@ -107,15 +107,18 @@ public final class JobsData {
    * page without charts (the jobs page's queue list), among the newest {@link #COUNT_CAP}.
    */
   public static List<String> queues(Db db) throws SQLException {
-    TreeSet<String> queues = new TreeSet<>();
-    // A skip scan of each partial index: one index probe per distinct queue, whatever the rows.
-    for (String states : List.of("state IN ('available', 'retryable')", "state = 'running'")) {
-      queues.addAll(db.list("WITH RECURSIVE q(queue, n) AS ("
-          + " SELECT min(queue), 1 FROM {s}.job WHERE " + states
-          + " UNION ALL SELECT (SELECT min(queue) FROM {s}.job WHERE " + states + " AND queue > q.queue), n + 1"
-          + " FROM q WHERE q.queue IS NOT NULL AND n < 200)"
-          + " SELECT queue FROM q WHERE queue IS NOT NULL", ps -> {}, rs -> rs.getString(1)));
-    }
+    TreeSet<String> queues = new TreeSet<>(db.shared("queues", SharedReads.QUEUES_TTL, () -> {
+      List<String> found = new ArrayList<>();
+      // A skip scan of each partial index: one index probe per distinct queue, whatever the rows.
+      for (String states : List.of("state IN ('available', 'retryable')", "state = 'running'")) {
+        found.addAll(db.list("WITH RECURSIVE q(queue, n) AS ("
+            + " SELECT min(queue), 1 FROM {s}.job WHERE " + states
+            + " UNION ALL SELECT (SELECT min(queue) FROM {s}.job WHERE " + states + " AND queue > q.queue), n + 1"
+            + " FROM q WHERE q.queue IS NOT NULL AND n < 200)"
+            + " SELECT queue FROM q WHERE queue IS NOT NULL", ps -> {}, rs -> rs.getString(1)));
+      }
+      return List.copyOf(found);
+    }));
     if (db.memoized("recent")) {
       queues.addAll(recent(db).byQueue().keySet());
     } else {

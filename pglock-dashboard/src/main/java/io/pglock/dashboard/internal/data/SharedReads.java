@@ -14,6 +14,13 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class SharedReads {
   /** How long a shared result is used. */
   public static final Duration TTL = Duration.ofSeconds(30);
+  /**
+   * How long the list of queues with jobs waiting or running is shared. Its skip scans probe the
+   * head of each queue's range in the partial indexes, where a busy queue leaves the dead entries of
+   * the jobs just claimed until vacuum: the most costly read of a refresh while workers run flat out
+   * (B14), for a list that rarely changes. A new queue shows within this time.
+   */
+  public static final Duration QUEUES_TTL = Duration.ofSeconds(10);
   /** How long a queue's live counts are shared: less than a page's refresh interval. */
   public static final Duration LIVE_TTL = Duration.ofSeconds(2);
   private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
