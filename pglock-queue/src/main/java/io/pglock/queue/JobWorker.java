@@ -12,7 +12,7 @@ public interface JobWorker extends AutoCloseable {
 
   /**
    * {@return how many jobs it holds now: running in its handlers, or claimed ahead and waiting for a
-   * handler thread (a worker whose jobs are quick holds 4 to 16 times its concurrency)}
+   * handler thread (a worker whose jobs are quick holds 4 to 128 times its concurrency, 1,024 at most)}
    */
   int running();
 
