@@ -40,7 +40,10 @@ class JobClaimDepthTest {
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger quick = new AtomicInteger();
     AtomicInteger held = new AtomicInteger();
-    JobWorker worker = f.closeLater(jobs.worker(f.queue).concurrency(20).pollInterval(Duration.ofMillis(200))
+    // 300 threads: while handlers count as quick (under 5 ms on average) a worker holds at least 4 jobs
+    // per thread, 1,200, so the cap decides, whatever this machine's load makes of a no-op's average
+    // (1.7 ms was seen in CI; with 20 threads, 1,024 needed an average under 0.39 ms)
+    JobWorker worker = f.closeLater(jobs.worker(f.queue).concurrency(300).pollInterval(Duration.ofMillis(200))
         .shutdownTimeout(Duration.ofSeconds(30))
         .handler("quick", Integer.class, (n, job) -> quick.incrementAndGet())
         .handler("held", Integer.class, (n, job) -> {
@@ -51,12 +54,13 @@ class JobClaimDepthTest {
     enqueue(jobs, "quick", 500);
     Await.until("the quick jobs ran", WAIT, () -> f.count("state = 'succeeded'") == 500);
     enqueue(jobs, "held", 3_000);
-    // 20 run and block; the rest of what it holds waits for a thread: 20 x 128 = 2,560 without the cap
+    // 300 run and block; the rest of what it holds waits for a thread: 1,200 or more without the cap
     Await.until("the worker holds 1,024 jobs", WAIT, () -> worker.running() == 1024);
     Await.until("1,024 rows are running", WAIT, () -> f.count("state = 'running'") == 1024);
+    Await.until("every handler thread holds a job", WAIT, () -> held.get() == 300);
     assertThat(worker.running()).isEqualTo(1024);
     assertThat(f.count("state = 'running'")).isEqualTo(1024);
-    assertThat(held.get()).isEqualTo(20);
+    assertThat(held.get()).isEqualTo(300);
     // one advisory lock per held job, and the session's presence lock: no more
     assertThat(advisoryLocksOf("n1")).isEqualTo(1025);
     release.countDown();
