@@ -62,8 +62,11 @@ final class B14Dashboard implements Benchmark {
   static final Duration HARSH_REFRESH = Duration.ofSeconds(1);
   /** Part 2, steady: one window of a pair (a refresh of each page, on average, when open). */
   static final Duration WINDOW = Duration.ofSeconds(3);
-  /** Part 2, steady: jobs of the one long burn-down (about four minutes here, some forty pairs). */
+  /** Part 2, steady: jobs of one long burn-down (one to four minutes here, 10 to 40 pairs). */
   static final int WINDOW_JOBS = 800_000;
+  /** Part 2, steady: pairs wanted; burn-downs are repeated until there are as many, at most {@link #MAX_BURN_DOWNS}. */
+  static final int MIN_PAIRS = 40;
+  static final int MAX_BURN_DOWNS = 4;
   /** What a browser polls: the pages an operator keeps open. */
   static final List<String> POLLED = System.getProperty("pglock.b14.polled") != null
       ? List.of(System.getProperty("pglock.b14.polled").split(",")) : List.of("/", "/queues", "/jobs");
@@ -379,9 +382,12 @@ final class B14Dashboard implements Benchmark {
     }
     for (int side = 1; side <= 2; side++) {
       Rounds.Paired p = new Rounds.Paired(perSecond[0], perSecond[side]);
-      r.atLeast(Report.fmt("jobs/s, %,d no-op jobs, 1 worker x %d, dashboard open (%d pages, refresh %d s)", jobs,
-          workers, POLLED.size(), sides[side].toSeconds()), Report.fmt("%,.0f/s closed", p.baselineMedian()),
-          Report.fmt("%,.0f/s open", p.pglockMedian()), p.ratio(), GOAL_THROUGHPUT);
+      // Informational: separate burn-downs of this table, even neighbours, differ by up to 4x (the queue's
+      // dead head, autovacuum), so their ratio cannot resolve 5%; the paired windows (windows()) are judged.
+      r.info(Report.fmt("jobs/s, %,d no-op jobs, 1 worker x %d, dashboard open (%d pages, refresh %d s), median of"
+          + " the rounds' ratios", jobs, workers, POLLED.size(), sides[side].toSeconds()),
+          Report.fmt("%,.0f/s closed", p.baselineMedian()), Report.fmt("%,.0f/s open", p.pglockMedian()),
+          Report.fmt("%.2fx", p.ratio()));
       if (dbCpu[side] >= 0 && requests[side] > 0) {
         r.info(Report.fmt("database CPU of the open dashboard (refresh %d s), during the burn-downs",
             sides[side].toSeconds()), "-", Report.fmt("%.1f%% of one CPU (%.1f ms per page refresh)",
@@ -421,61 +427,71 @@ final class B14Dashboard implements Benchmark {
    * jobs/s over the closed one's. Separate burn-downs vary by up to 1.7x here (the table, autovacuum,
    * the VM), far more than the 5% to resolve; the two windows of a pair share all of that, and the
    * random order keeps the burn-down's own drift (it slows as dead index entries pile up at the head
-   * of the queue) out of the ratio. The figure is the median of the pairs' ratios.
+   * of the queue) out of the ratio. The figure is the median of the pairs' ratios. A burn-down runs
+   * one to four minutes here, as fast as its queue's dead head and autovacuum let it: burn-downs of
+   * fresh queues follow until there are {@link #MIN_PAIRS} pairs (the short run: one).
    */
   private static void windows(Db db, BenchOptions o, String schema, DashboardClient client, Report r)
       throws Exception {
     boolean shortRun = shortRun(o);
     int jobs = shortRun ? 20_000 : WINDOW_JOBS;
     int workers = o.b10Workers();
-    String queue = "b14w-" + ProcessHandle.current().pid();
-    PglockBurnDown c = new PglockBurnDown(db, workers, ClaimMode.ADVISORY, "b14w", queue,
-        "pglock advisory, dashboard in turns", QueueInstrumentation.NONE, schema);
-    System.out.printf("  steady burn-down of %,d jobs, pairs of %d-s windows, the dashboard open in one of each:"
-        + " prepare ...", jobs, WINDOW.toSeconds());
-    System.out.flush();
     List<double[]> pairs = new ArrayList<>(); // {open jobs/s, closed jobs/s}
     StringBuilder detail = new StringBuilder();
     java.util.Random coin = new java.util.Random();
-    java.util.concurrent.ExecutorService burner = java.util.concurrent.Executors.newSingleThreadExecutor();
-    try {
-      c.prepare(jobs);
-      java.util.concurrent.Future<BurnDownContender.BurnDown> done = burner.submit(() -> c.burnDown(Duration.ofSeconds(60)));
-      while (c.handled() == 0 && !done.isDone()) {
-        Thread.sleep(20); // the first pair starts with the first job
-      }
-      while (!done.isDone()) {
-        boolean openFirst = coin.nextBoolean();
-        double[] rate = new double[2];
-        for (int w = 0; w < 2 && !done.isDone(); w++) {
-          boolean open = (w == 0) == openFirst;
-          long n0 = c.handled();
-          long t0 = System.nanoTime();
-          OpenDashboard d = open ? new OpenDashboard(client, POLLED, REFRESH).open() : null;
-          long end = t0 + WINDOW.toNanos();
-          while (!done.isDone() && System.nanoTime() < end) {
-            Thread.sleep(20); // a window's clock, not a wait for a condition
-          }
-          if (d != null) {
-            d.close();
-          }
-          rate[open ? 0 : 1] = (c.handled() - n0) / ((System.nanoTime() - t0) / 1e9);
+    int burnDowns = 0;
+    // a burn-down of this table runs at 2,500 to 15,000 jobs/s: as many as it takes for MIN_PAIRS
+    while (burnDowns < (shortRun ? 1 : MAX_BURN_DOWNS) && pairs.size() < MIN_PAIRS) {
+      burnDowns++;
+      String queue = "b14w-" + ProcessHandle.current().pid() + "-" + burnDowns;
+      PglockBurnDown c = new PglockBurnDown(db, workers, ClaimMode.ADVISORY, "b14w", queue,
+          "pglock advisory, dashboard in turns", QueueInstrumentation.NONE, schema);
+      System.out.printf("  steady burn-down %d of %,d jobs, pairs of %d-s windows, the dashboard open in one of"
+          + " each: prepare ...", burnDowns, jobs, WINDOW.toSeconds());
+      System.out.flush();
+      java.util.concurrent.ExecutorService burner = java.util.concurrent.Executors.newSingleThreadExecutor();
+      int before = pairs.size();
+      try {
+        c.prepare(jobs);
+        java.util.concurrent.Future<BurnDownContender.BurnDown> done =
+            burner.submit(() -> c.burnDown(Duration.ofSeconds(60)));
+        while (c.handled() == 0 && !done.isDone()) {
+          Thread.sleep(20); // the first pair starts with the first job
         }
-        if (!done.isDone()) { // not the tail, where the queue runs dry
-          pairs.add(rate);
-          detail.append(detail.length() == 0 ? "" : " ").append(openFirst
-              ? Report.fmt("O%.0f/C%.0f", rate[0], rate[1]) : Report.fmt("C%.0f/O%.0f", rate[1], rate[0]));
+        while (!done.isDone()) {
+          boolean openFirst = coin.nextBoolean();
+          double[] rate = new double[2];
+          for (int w = 0; w < 2 && !done.isDone(); w++) {
+            boolean open = (w == 0) == openFirst;
+            long n0 = c.handled();
+            long t0 = System.nanoTime();
+            OpenDashboard d = open ? new OpenDashboard(client, POLLED, REFRESH).open() : null;
+            long end = t0 + WINDOW.toNanos();
+            while (!done.isDone() && System.nanoTime() < end) {
+              Thread.sleep(20); // a window's clock, not a wait for a condition
+            }
+            if (d != null) {
+              d.close();
+            }
+            rate[open ? 0 : 1] = (c.handled() - n0) / ((System.nanoTime() - t0) / 1e9);
+          }
+          if (!done.isDone()) { // not the tail, where the queue runs dry
+            pairs.add(rate);
+            detail.append(detail.length() == 0 ? "" : " ").append(openFirst
+                ? Report.fmt("O%.0f/C%.0f", rate[0], rate[1]) : Report.fmt("C%.0f/O%.0f", rate[1], rate[0]));
+          }
         }
+        BurnDownContender.BurnDown result = done.get();
+        System.out.printf(" %.1f s, %d pairs%n", result.done().toNanos() / 1e9, pairs.size() - before);
+      } finally {
+        burner.shutdownNow();
+        c.close();
       }
-      BurnDownContender.BurnDown result = done.get();
-      System.out.printf(" %.1f s, %d pairs%n", result.done().toNanos() / 1e9, pairs.size());
-    } finally {
-      burner.shutdownNow();
-      c.close();
+      detail.append(" |");
     }
     double[] v = pairs.stream().mapToDouble(p -> p[0] / p[1]).sorted().toArray();
-    String measure = Report.fmt("jobs/s, one burn-down of %,d no-op jobs, 1 worker x %d, the dashboard (%d pages,"
-        + " refresh %d s) open in one %d-s window of each pair, at random", jobs, workers, POLLED.size(),
+    String measure = Report.fmt("jobs/s, %d burn-down(s) of %,d no-op jobs, 1 worker x %d, the dashboard (%d pages,"
+        + " refresh %d s) open in one %d-s window of each pair, at random", burnDowns, jobs, workers, POLLED.size(),
         REFRESH.toSeconds(), WINDOW.toSeconds());
     if (v.length == 0) { // the short run's burn-down is over within a pair
       r.info(measure, "-", "too short for a pair of windows", "-");
@@ -485,7 +501,7 @@ final class B14Dashboard implements Benchmark {
     double mean = Arrays.stream(v).average().orElse(Double.NaN);
     double sd = Math.sqrt(Arrays.stream(v).map(x -> (x - mean) * (x - mean)).sum() / Math.max(1, v.length - 1));
     r.atLeast(measure, "closed windows", Report.fmt("%d pairs", v.length), median, GOAL_THROUGHPUT);
-    r.note("steady burn-down: pairs (O open, C closed; jobs/s, in the order run): %s; ratio = median of the pairs'"
+    r.note("steady burn-downs: pairs (O open, C closed; jobs/s, in the order run, | between burn-downs): %s; ratio = median of the pairs'"
         + " open/closed (sorted: %s); mean %.3f, standard error of the mean %.3f", detail,
         Arrays.toString(Arrays.stream(v).mapToObj(x -> Report.fmt("%.2f", x)).toArray()), mean,
         sd / Math.sqrt(v.length));
