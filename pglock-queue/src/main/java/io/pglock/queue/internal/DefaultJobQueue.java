@@ -183,14 +183,19 @@ public final class DefaultJobQueue implements JobQueue {
     java.util.Set<String> due = new java.util.HashSet<>();
     for (int i = 0; i < requests.size() && i < enqueued.size(); i++) {
       JobRequest r = requests.get(i);
-      if (enqueued.get(i).created() && r.runAtValue() == null
-          && (r.delayValue() == null || r.delayValue().isZero() || r.delayValue().isNegative())) {
+      // a delay is never negative (JobRequest checks it)
+      if (enqueued.get(i).created() && r.runAtValue() == null && (r.delayValue() == null || r.delayValue().isZero())) {
         due.add(r.queueName());
       }
     }
+    due.forEach(queue -> dueAt(queue, 0));
+  }
+
+  /** Tells the workers of a queue that a job is due at that time (epoch ms; 0: now). */
+  private void dueAt(String queue, long epochMillis) {
     for (DefaultJobWorker w : workers) {
-      if (due.contains(w.queue())) {
-        w.dueAt(0);
+      if (w.queue().equals(queue)) {
+        w.dueAt(epochMillis);
       }
     }
   }
@@ -299,11 +304,7 @@ public final class DefaultJobQueue implements JobQueue {
       // how far ahead by the database's clock, so that a skew of this host's clock does not matter
       // (within a millisecond is now: the due time is rounded up, the send time down)
       long local = due - sent <= 1 ? 0 : System.currentTimeMillis() + (due - sent);
-      for (DefaultJobWorker w : workers) {
-        if (w.queue().equals(queue)) {
-          w.dueAt(local);
-        }
-      }
+      dueAt(queue, local);
     } catch (NumberFormatException e) {
       // not one of ours
     }
