@@ -78,9 +78,10 @@ class JobMetricsTest extends MetricsTestSupport {
     QueueGauges gauges = QueueGauges.bind(registry, JobAdmin.of(TestDatabase.get().dataSource(), "pglock"),
         Duration.ofMillis(200), List.of());
     open.add(gauges);
-    Await.until("the available job counted", WAIT, () -> {
+    Await.until("the available job counted, and the queue's lag registered", WAIT, () -> {
       Gauge g = registry.find(QueueGauges.JOBS).tags("queue", queue, "state", "AVAILABLE").gauge();
-      return g != null && g.value() == 1;
+      // a queue's gauges are registered one after the other: the lag comes after the counts
+      return g != null && g.value() == 1 && registry.find(QueueGauges.LAG).tag("queue", queue).gauge() != null;
     });
     assertThat(registry.get(QueueGauges.JOBS).tags("queue", queue, "state", "RUNNING").gauge().value()).isZero();
     Gauge lag = registry.get(QueueGauges.LAG).tag("queue", queue).gauge();
