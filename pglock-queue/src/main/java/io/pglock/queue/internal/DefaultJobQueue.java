@@ -251,6 +251,23 @@ public final class DefaultJobQueue implements JobQueue {
    * @param attempts hears how attempts end, or null
    */
   public JobWorker startWorker(WorkerConfig config, io.pglock.queue.JobListener attempts) {
+    if (config.sessions() == 1) {
+      return startSession(config, attempts);
+    }
+    List<DefaultJobWorker> started = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < config.sessions(); i++) {
+        started.add(startSession(config.session(i), attempts));
+      }
+    } catch (RuntimeException e) {
+      started.forEach(DefaultJobWorker::beginClose);
+      started.forEach(DefaultJobWorker::close);
+      throw e;
+    }
+    return new SessionsWorker(config.queue(), started, config.shutdownTimeout());
+  }
+
+  private DefaultJobWorker startSession(WorkerConfig config, io.pglock.queue.JobListener attempts) {
     DefaultJobWorker worker;
     synchronized (this) {
       if (closed) {

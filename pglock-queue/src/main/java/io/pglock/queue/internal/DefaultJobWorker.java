@@ -54,6 +54,8 @@ final class DefaultJobWorker implements JobWorker {
    * thousands each would leave other sessions none.
    */
   static final int MAX_HELD = 1024;
+  /** Claims above this many jobs go in steps of it ({@link #claimSize}). */
+  static final int CLAIM_STEP = 32;
   /**
    * The work a handler thread may have waiting for it, by the handlers' average: a job claimed ahead
    * waits at most about this long here, while each round trip carries more claims and outcomes. A
@@ -202,7 +204,7 @@ final class DefaultJobWorker implements JobWorker {
         }
         now = System.nanoTime();
         boolean timeToPoll = now - nextPoll >= 0;
-        int free = closing ? 0 : capacity() - running.size();
+        int free = claimSize(closing ? 0 : capacity() - running.size());
         boolean claim = free > 0 && (takeClaimNow() || timeToPoll || moreLikely);
         batch = drainOutcomes();
         if (claim || !batch.isEmpty()) {
@@ -409,6 +411,16 @@ final class DefaultJobWorker implements JobWorker {
     return (int) Math.max(config.concurrency(), Math.min(MAX_HELD, config.concurrency() * ahead));
   }
 
+  /**
+   * How many jobs to claim with this many free: above {@value #CLAIM_STEP}, a multiple of it (the rest
+   * comes with the next round trip). A claim's size is written into its statement (see JobSql), so
+   * every size is a statement of its own: in steps, a worker uses a few dozen, which the driver and
+   * the server keep prepared and planned, instead of parsing and planning most claims afresh.
+   */
+  static int claimSize(int free) {
+    return free <= CLAIM_STEP ? free : free - free % CLAIM_STEP;
+  }
+
   /** The slot locks held by the running jobs (and by outcomes not written yet): a claim must skip them. */
   private List<Long> heldSlots() {
     if (config.concurrencyPerKey() == 0) {
@@ -540,8 +552,8 @@ final class DefaultJobWorker implements JobWorker {
       try {
         T payload = jobs.mapper().read(job.payloadJson(), registration.type());
         if (registration.inTransaction() != null) {
-          InTransaction.run(jobs.dataSource(), jobs.sql(), (int) jobs.networkTimeout().toMillis(), job, payload,
-              registration.inTransaction());
+          InTransaction.run(jobs.dataSource(), jobs.sql(), config.retention().isZero(),
+              (int) jobs.networkTimeout().toMillis(), job, payload, registration.inTransaction());
           committed = true;
         } else {
           registration.handler().handle(payload, job);

@@ -11,7 +11,8 @@ import javax.sql.DataSource;
  * handler, then the job's success written in that transaction, and the commit, made durable
  * whatever {@code synchronous_commit} says, as the claims are.
  *
- * <p>Why the write decides: the UPDATE matches only while the row is running at this attempt under
+ * <p>Why the write decides: the UPDATE (a DELETE when the worker keeps no succeeded job; it locks the
+ * row the same way) matches only while the row is running at this attempt under
  * this claim's owner, and it holds the row until the commit. A rescue or a claim of the job by
  * another worker updates that row too, so one of the two waits for the other: if the rescue came
  * first, the UPDATE matches nothing and everything rolls back; if the UPDATE came first, the rescue
@@ -32,11 +33,12 @@ final class InTransaction {
   /**
    * Runs the handler and commits its work with the job's success.
    *
+   * @param purge the worker keeps no succeeded job: the row is deleted instead of marked succeeded
    * @throws NotOwned if the attempt lost the job first (rolled back)
    * @throws Exception what the handler threw, or a database failure (rolled back where it could be)
    */
-  static <T> void run(DataSource dataSource, JobSql sql, int networkTimeoutMillis, RunningJob job, T payload,
-      TransactionalJobHandler<T> handler) throws Exception {
+  static <T> void run(DataSource dataSource, JobSql sql, boolean purge, int networkTimeoutMillis, RunningJob job,
+      T payload, TransactionalJobHandler<T> handler) throws Exception {
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       int timeout = c.getNetworkTimeout();
@@ -44,7 +46,7 @@ final class InTransaction {
       try {
         handler.handle(payload, job, c);
         c.setNetworkTimeout(Runnable::run, networkTimeoutMillis); // the handler's own statements are its own
-        if (!succeed(c, sql, job)) {
+        if (!succeed(c, purge ? sql.purgeInTransaction : sql.succeedInTransaction, job)) {
           c.rollback();
           throw new NotOwned(job + " was no longer this attempt's when its transaction came to commit: rolled back");
         }
@@ -58,8 +60,9 @@ final class InTransaction {
     }
   }
 
-  private static boolean succeed(Connection c, JobSql sql, RunningJob job) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(StatementClaims.DURABLE + sql.succeedInTransaction)) {
+  /** Writes the job's success (or, when the worker keeps no succeeded job, deletes its row). */
+  private static boolean succeed(Connection c, String statement, RunningJob job) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(StatementClaims.DURABLE + statement)) {
       ps.setLong(1, job.id());
       ps.setInt(2, job.attempt());
       ps.setLong(3, job.owner());

@@ -65,8 +65,11 @@ abstract class StatementClaims implements Claims {
     this.limitValues = limits.values().toArray(new Integer[0]);
   }
 
-  /** Binds the outcome arrays (each with the owner it was claimed under), from index i. @return the next index */
-  static int bindOutcomes(Connection c, PreparedStatement ps, int i, List<Outcome> outcomes) throws SQLException {
+  /**
+   * Binds the outcome arrays (each with the owner it was claimed under, and whether its row goes at
+   * once: its state's retention is zero), from index i. @return the next index
+   */
+  int bindOutcomes(Connection c, PreparedStatement ps, int i, List<Outcome> outcomes) throws SQLException {
     int n = outcomes.size();
     Long[] id = new Long[n];
     Integer[] attempt = new Integer[n];
@@ -76,6 +79,7 @@ abstract class StatementClaims implements Claims {
     String[] emsg = new String[n];
     String[] estack = new String[n];
     Long[] owner = new Long[n];
+    Boolean[] purge = new Boolean[n];
     for (int k = 0; k < n; k++) {
       Outcome o = outcomes.get(k);
       id[k] = o.id();
@@ -86,6 +90,7 @@ abstract class StatementClaims implements Claims {
       emsg[k] = o.errorMessage();
       estack[k] = o.errorStack();
       owner[k] = o.owner();
+      purge[k] = purged(config, o.state());
     }
     ps.setArray(i++, c.createArrayOf("int8", id));
     ps.setArray(i++, c.createArrayOf("int4", attempt));
@@ -95,7 +100,17 @@ abstract class StatementClaims implements Claims {
     ps.setArray(i++, c.createArrayOf("text", emsg));
     ps.setArray(i++, c.createArrayOf("text", estack));
     ps.setArray(i++, c.createArrayOf("int8", owner));
+    ps.setArray(i++, c.createArrayOf("bool", purge));
     return i;
+  }
+
+  /** {@return whether a job that ends in this state is deleted at once: the worker keeps it for no time} */
+  static boolean purged(WorkerConfig config, String state) {
+    return switch (state) {
+      case "succeeded", "cancelled" -> config.retention().isZero();
+      case "discarded" -> config.discardedRetention().isZero();
+      default -> false; // retryable, released: the job goes on
+    };
   }
 
   /** Binds the candidate selection's parameters (queue, kinds) from index i. @return the next index */

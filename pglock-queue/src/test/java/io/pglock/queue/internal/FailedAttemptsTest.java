@@ -18,7 +18,7 @@ class FailedAttemptsTest {
   private static FailedAttempts failures(Backoff backoff) {
     return new FailedAttempts(new WorkerConfig("q", 1, Map.of(), Map.of(), 3, backoff, ClaimMode.ADVISORY,
         Duration.ofSeconds(30), true, Duration.ofSeconds(1), Duration.ofSeconds(1), 0, Duration.ZERO,
-        Duration.ofDays(1), Duration.ofDays(7)));
+        Duration.ofDays(1), Duration.ofDays(7), 1));
   }
 
   private static RunningJob attempt(int attempt, int max) {

@@ -588,6 +588,8 @@ public class PgLockProperties {
     private Boolean enabled;
     /** Handler threads (default 10). */
     private Integer concurrency;
+    /** Database sessions the worker claims on, sharing its handler threads (default 1; more for quick jobs at high rates). */
+    private Integer sessions;
     /** advisory (default: a dead worker's jobs free at once) or lease (through a transaction pooler). */
     private String claimMode;
     /** The claim lease in lease mode (default 30 s). */
@@ -631,6 +633,20 @@ public class PgLockProperties {
      */
     public void setConcurrency(Integer concurrency) {
       this.concurrency = concurrency;
+    }
+
+    /** {@return the sessions, or null for the default} */
+    public Integer getSessions() {
+      return sessions;
+    }
+
+    /**
+     * Sets the database sessions the worker claims on.
+     *
+     * @param sessions the number of sessions
+     */
+    public void setSessions(Integer sessions) {
+      this.sessions = sessions;
     }
 
     /** {@return the claim mode, or null for the default} */

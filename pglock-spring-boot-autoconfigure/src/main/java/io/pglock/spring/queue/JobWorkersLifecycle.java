@@ -96,6 +96,10 @@ public final class JobWorkersLifecycle implements SmartLifecycle, ConnectionBudg
     if (concurrency != null) {
       b.concurrency(concurrency);
     }
+    Integer sessions = setting(queue, PgLockProperties.Worker::getSessions);
+    if (sessions != null) {
+      b.sessions(sessions);
+    }
     String mode = setting(queue, PgLockProperties.Worker::getClaimMode);
     if (mode != null) {
       b.claimMode(claimMode(queue, mode));
