@@ -147,6 +147,15 @@ class JobFleetProcessTest {
     }
   }
 
+  /**
+   * Every other worker runs on two sessions ({@code JobWorkerBuilder.sessions(2)}, two handler threads
+   * each), so the guarantees are checked for those too: by the number in its name, odd ones.
+   */
+  private static int sessions(String node) {
+    String digits = node.replaceAll("\\D", "");
+    return !digits.isEmpty() && Integer.parseInt(digits.substring(Math.max(0, digits.length() - 6))) % 2 == 1 ? 2 : 1;
+  }
+
   private static Process startWorker(String url, String node) throws Exception {
     String cp = System.getProperty("surefire.test.class.path");
     if (cp == null || cp.isBlank()) {
@@ -154,7 +163,8 @@ class JobFleetProcessTest {
     }
     ProcessBuilder pb = new ProcessBuilder(System.getProperty("java.home") + File.separator + "bin" + File.separator
         + "java", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", cp,
-        JobWorkerProcess.class.getName(), url, node, "fleet", Integer.toString(CONCURRENCY));
+        JobWorkerProcess.class.getName(), url, node, "fleet", Integer.toString(CONCURRENCY),
+        Integer.toString(sessions(node)));
     pb.redirectErrorStream(true);
     Process p = pb.start();
     Thread pump = new Thread(() -> {

@@ -17,7 +17,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  * <p>Kind {@code count} is a handler in a transaction ({@link TransactionalJobHandler}): it adds 1 to
  * the job's row of {@code fleet_counter} in the transaction that records its success.
  *
- * <p>Arguments: JDBC URL, node name, queue, concurrency.
+ * <p>Arguments: JDBC URL, node name, queue, concurrency, and optionally the worker's sessions (1).
  */
 public final class JobWorkerProcess {
   private JobWorkerProcess() {}
@@ -29,6 +29,7 @@ public final class JobWorkerProcess {
     String node = args[1];
     String queue = args[2];
     int concurrency = Integer.parseInt(args[3]);
+    int sessions = args.length > 4 ? Integer.parseInt(args[4]) : 1;
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(url);
     ds.setUser("postgres");
@@ -38,7 +39,7 @@ public final class JobWorkerProcess {
     PgLocks locks = PgLocks.builder(ds).namespace("fleet").nodeName(node).lease(Duration.ofSeconds(5)).build();
     JobQueue jobs = JobQueue.builder(locks).build();
     ThreadLocal<Connection> own = new ThreadLocal<>();
-    jobs.worker(queue).concurrency(concurrency).pollInterval(Duration.ofMillis(500))
+    jobs.worker(queue).concurrency(concurrency).sessions(sessions).pollInterval(Duration.ofMillis(500))
         .backoff(attempt -> Duration.ofMillis(50))
         .handler("work", Work.class, (work, job) -> {
           Connection c = own.get();
