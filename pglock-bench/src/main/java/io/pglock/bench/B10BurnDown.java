@@ -71,7 +71,7 @@ final class B10BurnDown implements Benchmark {
    * pglock's sessions in the rounds ({@code JobWorkerBuilder.sessions}): its throughput setting, as
    * graphile-worker's row runs at its throughput settings.
    */
-  static final int SESSIONS = 2;
+  static final int SESSIONS = Integer.getInteger("pglock.b10.sessions", 2); // the property: for comparisons
 
   @Override
   public String id() {
