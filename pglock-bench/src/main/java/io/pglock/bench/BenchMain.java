@@ -54,7 +54,7 @@ public final class BenchMain {
     List<Benchmark> all = List.of(new B1Uncontended(), new B2ManyThreads(), new B3HotKey(), new B4ManyHeld(),
         new B5LossDetection(), new B6Fencing(), new B7History(), new B8Failover(), new B9ScheduledSlots(),
         new B10BurnDown(), new B11QueueLatencies(), new B12NameRecording(), new B13ObservabilityCost(),
-        new B14Dashboard(), new B15Failover(), new B16ExactlyOnce());
+        new B14Dashboard(), new B15Failover(), new B16ExactlyOnce(), new B17QueueScale());
     String server;
     try (Connection c = db.connect(db.runPrefix + "-monitor"); Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT current_setting('server_version'), current_database()")) {

@@ -12,7 +12,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
   static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test";
 
   static final String USAGE = """
-      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B16]
+      usage: run.sh [--url JDBC_URL] [--user USER] [--password PW] [--only B1,B2,...,B17]
                     [--seconds N] [--rounds N] [--b4-locks N] [--trials N] [--idle-seconds N]
                     [--b9-seconds N] [--b10-jobs N] [--b10-workers N] [--b11-scale N]
         --url       database to run against (default %s); session-level advisory
@@ -31,10 +31,13 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
                     %d enqueue rounds instead of %d, %d and %d; B14: below 10, %,d jobs and %,d history rows
                     instead of %,d and %,d, %d timed requests per page instead of %d; B15: failovers
                     (default %d, whatever the default above; a trial takes about 20 to 30 s); B16:
-                    below 10, %,d jobs per burn-down instead of %,d
+                    below 10, %,d jobs per burn-down instead of %,d; B10: below 10, one round
+                    instead of five; B12: below 10, --rounds as given (2 at least), not at least 20;
+                    B17: below 10, %,d finished jobs in the table and %,d jobs per fleet instead of
+                    %,d and %,d
         --idle-seconds  B5: length of one idle window for the CPU figure, per side (default 10)
         --b9-seconds  B9: length of the run with faults, whatever --trials says (default: by --trials)
-        --b10-jobs  B10, B13 and B14: no-op jobs queued for each contender's burn-down, whatever --trials says
+        --b10-jobs  B10, B13, B14 and B17: no-op jobs queued for each contender's burn-down, whatever --trials says
                     (default: by --trials)
         --b10-workers  B10: workers of every contender (default %d)
         --b11-scale  B11: N times the default counts (%d wake-up samples, %d SIGKILL trials, %d
@@ -44,7 +47,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
           B11QueueLatencies.SHORT_ROUNDS, B11QueueLatencies.SAMPLES, B11QueueLatencies.KILLS, B11QueueLatencies.ROUNDS,
           B14Dashboard.SHORT_JOBS, B14Dashboard.SHORT_HISTORY, B14Dashboard.FULL_JOBS, B14Dashboard.FULL_HISTORY,
           B14Dashboard.SHORT_SAMPLES, B14Dashboard.SAMPLES, B15Failover.DEFAULT_TRIALS, B16ExactlyOnce.SHORT_JOBS,
-          B16ExactlyOnce.FULL_JOBS,
+          B16ExactlyOnce.FULL_JOBS, B17QueueScale.SHORT_FINISHED, B17QueueScale.SHORT_JOBS,
+          B17QueueScale.FULL_FINISHED, B17QueueScale.FULL_JOBS,
           B10BurnDown.DEFAULT_WORKERS, B11QueueLatencies.SAMPLES, B11QueueLatencies.KILLS, B11QueueLatencies.ROUNDS);
 
   static BenchOptions parse(String[] args) {
@@ -52,7 +56,7 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
     String user = "postgres";
     String password = null;
     Set<String> only = new LinkedHashSet<>(java.util.List.of("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9",
-        "B10", "B11", "B12", "B13", "B14", "B15", "B16"));
+        "B10", "B11", "B12", "B13", "B14", "B15", "B16", "B17"));
     double seconds = 1;
     int rounds = 10;
     int b4Locks = 10_000;
@@ -87,8 +91,8 @@ record BenchOptions(String url, String user, String password, Set<String> only, 
           only = new LinkedHashSet<>();
           for (String id : value.split(",")) {
             String b = id.trim().toUpperCase(Locale.ROOT);
-            if (!b.matches("B([1-9]|1[0-6])")) {
-              throw new IllegalArgumentException("--only takes B1 to B16, comma-separated: " + value);
+            if (!b.matches("B([1-9]|1[0-7])")) {
+              throw new IllegalArgumentException("--only takes B1 to B17, comma-separated: " + value);
             }
             only.add(b);
           }

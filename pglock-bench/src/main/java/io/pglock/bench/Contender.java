@@ -60,10 +60,18 @@ final class Contender {
    */
   static Contender start(Class<?> main, String node, List<String> args, String password, File log,
       FleetEvents events) throws IOException {
-    List<String> cmd = new ArrayList<>(List.of(javaBinary(),
-        // the same small, fast-starting JVM for every system: callbacks, not throughput, are measured
-        "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xms32m", "-Xmx128m",
-        "-cp", System.getProperty("java.class.path"), main.getName()));
+    // the same small, fast-starting JVM for every system: callbacks, not throughput, are measured
+    return start(main, List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xms32m", "-Xmx128m"), node, args,
+        password, log, events);
+  }
+
+  /** As above, with these JVM flags (B17's workers: throughput is measured, so the full JIT). */
+  static Contender start(Class<?> main, List<String> jvmFlags, String node, List<String> args, String password,
+      File log, FleetEvents events) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(javaBinary());
+    cmd.addAll(jvmFlags);
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
     cmd.addAll(args);
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.appendTo(log));
     if (password != null) {

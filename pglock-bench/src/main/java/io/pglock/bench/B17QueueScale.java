@@ -1,0 +1,260 @@
+package io.pglock.bench;
+
+import io.pglock.PgLockSchema;
+import io.pglock.PgLocks;
+import io.pglock.queue.JobQueue;
+import io.pglock.queue.JobRequest;
+import java.io.File;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * B17: the queue at scale. One queue worked by 1, 2, 4 and 8 worker JVMs at once ({@link
+ * ScaleWorkerMain}: one worker each, {@code concurrency(8)}, the rest at its defaults), on a job table
+ * that already holds {@code finished} succeeded jobs of that queue, finished two days ago, so that each
+ * worker's pruning (every minute, a day's retention) has work while the jobs run: the figure must not
+ * depend on an empty table. For each fleet size: the JVMs start, burn down an unmeasured warm-up on a
+ * queue of their own, then {@code jobs} no-op jobs queued beforehand on the big queue; jobs/s from the
+ * RUN command to the last job recorded done. Then the table's live and dead rows and size.
+ *
+ * <p>The table is a schema of the run's own ({@code pglock_b17_<pid>}), filled with {@code INSERT ..
+ * SELECT generate_series} and dropped at the end. Judged: every job ran and succeeded, once (a job
+ * run twice or lost fails the run); the curve itself is informational.
+ */
+final class B17QueueScale implements Benchmark {
+  static final int[] FLEETS = {1, 2, 4, 8};
+  static final int CONCURRENCY = 8;
+  static final long FULL_FINISHED = 10_000_000;
+  static final long SHORT_FINISHED = 100_000;
+  static final int FULL_JOBS = 100_000;
+  static final int SHORT_JOBS = 5_000;
+  static final int SHORT_BELOW_TRIALS = 10;
+  static final Duration START = Duration.ofSeconds(60);
+  static final Duration STALL = Duration.ofSeconds(60);
+
+  @Override
+  public String id() {
+    return "B17";
+  }
+
+  @Override
+  public String title() {
+    return "the queue at scale: 1, 2, 4 and 8 worker JVMs on one queue, with millions of finished jobs in the table";
+  }
+
+  @Override
+  public Report run(Db db, BenchOptions o) throws Exception {
+    boolean full = o.trials() >= SHORT_BELOW_TRIALS;
+    long finished = Long.getLong("pglock.b17.finished", full ? FULL_FINISHED : SHORT_FINISHED);
+    int jobs = o.b10Jobs() > 0 ? o.b10Jobs() : full ? FULL_JOBS : SHORT_JOBS;
+    String schema = "pglock_b17_" + ProcessHandle.current().pid();
+    String table = schema + ".job";
+    String queue = "b17";
+    Report r = new Report(id(), title());
+    File dir = Files.createTempDirectory("pglock-b17").toFile();
+    File log = new File(dir, "workers.log");
+    try (Connection c = db.connect(db.runPrefix + "-b17")) {
+      PgLockSchema.migrate(db.simpleDataSource(), schema);
+      long t = System.nanoTime();
+      System.out.printf("  filling %s with %,d finished jobs ...", table, finished);
+      System.out.flush();
+      try (Statement s = c.createStatement()) {
+        // two days old: past the workers' retention (a day), so their pruning deletes them as they run
+        s.execute("INSERT INTO " + table + " (queue, kind, payload, state, attempt, max_attempts, node, created_at,"
+            + " started_at, finished_at) SELECT '" + queue + "', '" + ScaleWorkerMain.KIND + "', to_jsonb(g), 'succeeded',"
+            + " 1, 25, 'b17-fill', now() - interval '2 days', now() - interval '2 days',"
+            + " now() - interval '2 days' + g * interval '1 millisecond' FROM generate_series(1, " + finished + ") g");
+        s.execute("VACUUM ANALYZE " + table);
+      }
+      double fill = (System.nanoTime() - t) / 1e9;
+      System.out.printf(" %.0f s, %s%n", fill, TableStats.mib(TableStats.of(c, List.of(table)).bytes()));
+      r.note("table %s: %,d succeeded jobs of queue %s finished two days ago, inserted in %.0f s (%s), vacuumed and"
+          + " analysed before the first fleet", table, finished, queue, fill,
+          TableStats.mib(TableStats.of(c, List.of(table)).bytes()));
+      List<String[]> rows = new ArrayList<>();
+      double one = 0;
+      for (int k : FLEETS) {
+        double perSecond = fleet(db, c, schema, queue, k, jobs, log, rows);
+        one = k == 1 ? perSecond : one;
+        r.info(Report.fmt("jobs/s, %d no-op jobs, %d worker JVM%s x %d threads, %,d finished jobs in the table", jobs,
+            k, k == 1 ? "" : "s", CONCURRENCY, finished), k == 1 ? "-" : Report.fmt("1 JVM %.0f/s", one),
+            Report.fmt("%.0f/s", perSecond), k == 1 ? "-" : Report.fmt("%.2fx", perSecond / one));
+      }
+      for (String line : Report.render(new String[] {"JVMs", "jobs/s", "burn-down", "finished by each JVM",
+          "live rows after", "dead rows after", "deleted (pruned)", "size after"}, rows).split("\n")) {
+        r.note("%s", line);
+      }
+      r.limit("every job ran once and succeeded, at every fleet size", "-", "yes", "all, once", true);
+      r.note("workers: ScaleWorkerMain JVMs (-XX:+UseSerialGC -Xmx256m, full JIT), each JobQueue.builder(PgLocks on an"
+          + " unpooled PGSimpleDataSource).build().worker(queue).concurrency(%d), the rest at its defaults (advisory,"
+          + " one session, LISTEN on, retention 1 day: succeeded jobs kept, those two days old pruned, 500 at a time,"
+          + " every minute, by each JVM); each fleet first burns down %d warm-up jobs on a queue of its own; then"
+          + " %d jobs enqueued with enqueueAll beforehand, a CHECKPOINT, and the clock from the RUN command to the last"
+          + " job recorded done (polled every 1 ms); the fleet then stops (STOP, LEAVE)", CONCURRENCY, jobs / 5, jobs);
+    } finally {
+      try (Connection c = db.connect(db.runPrefix + "-b17-drop"); Statement s = c.createStatement()) {
+        s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+      }
+      if (r.errors.isEmpty()) {
+        B8Failover.deleteTree(dir.toPath());
+      } else {
+        r.note("workers' stderr kept in %s", log);
+      }
+    }
+    return r;
+  }
+
+  /** One fleet of {@code k} JVMs: warm-up, then the measured burn-down; adds its table row. @return jobs/s */
+  private static double fleet(Db db, Connection c, String schema, String queue, int k, int jobs, File log,
+      List<String[]> rows) throws Exception {
+    String table = schema + ".job";
+    FleetEvents events = new FleetEvents();
+    List<Contender> fleet = new ArrayList<>();
+    System.out.printf("  %d JVM%s: start ...", k, k == 1 ? "" : "s");
+    System.out.flush();
+    try {
+      for (int i = 0; i < k; i++) {
+        String node = db.nodeName("b17-" + k + "-" + i);
+        List<String> args = List.of("url=" + db.options().url(), "user=" + db.options().user(), "node=" + node,
+            "schema=" + schema, "concurrency=" + CONCURRENCY);
+        fleet.add(Contender.start(ScaleWorkerMain.class, List.of("-XX:+UseSerialGC", "-Xms64m", "-Xmx256m"), node,
+            args, db.options().password(), log, events));
+      }
+      await(events, fleet, "READY", 0, START, log);
+      String warm = queue + "-warm-" + k;
+      enqueue(db, schema, warm, jobs / 5);
+      burnDown(c, events, fleet, table, warm, log);
+      stop(events, fleet, log);
+      enqueue(db, schema, queue, jobs);
+      try (Statement s = c.createStatement()) {
+        s.execute("CHECKPOINT");
+      }
+      TableStats before = TableStats.of(c, List.of(table));
+      System.out.print(" burn-down ...");
+      System.out.flush();
+      long t0 = System.nanoTime();
+      burnDown(c, events, fleet, table, queue, log);
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      List<FleetEvent> stopped = stop(events, fleet, log);
+      long total = 0;
+      List<String> each = new ArrayList<>();
+      for (FleetEvent e : stopped) {
+        long n = Long.parseLong(e.detail().trim());
+        total += n;
+        each.add(Long.toString(n));
+      }
+      check(c, table, queue, db.nodeName("b17-" + k + "-") + "%", jobs, total);
+      TableStats after = TableStats.of(c, List.of(table)).since(before);
+      double perSecond = jobs / seconds;
+      System.out.printf(" %.2f s, %.0f jobs/s%n", seconds, perSecond);
+      rows.add(new String[] {Integer.toString(k), Report.fmt("%.0f", perSecond), Report.fmt("%.3f s", seconds),
+          String.join(" / ", each), Report.fmt("%,d", after.rows()), Report.fmt("%,d", after.dead()),
+          Report.fmt("%,d", after.deletes()), TableStats.mib(after.bytes())});
+      return perSecond;
+    } finally {
+      Contender.stopAll(fleet);
+    }
+  }
+
+  private static void enqueue(Db db, String schema, String queue, int n) throws Exception {
+    try (PgLocks locks = PgLocks.builder(db.simpleDataSource()).schema(schema).namespace(ScaleWorkerMain.NAMESPACE)
+        .nodeName(db.nodeName("b17-enqueue")).build();
+        JobQueue q = JobQueue.builder(locks).build()) {
+      List<JobRequest> batch = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        batch.add(JobRequest.of(ScaleWorkerMain.KIND, i).queue(queue));
+        if (batch.size() == 1_000 || i == n - 1) {
+          q.enqueueAll(batch);
+          batch.clear();
+        }
+      }
+    }
+  }
+
+  /** RUN on every JVM, then waits until the queue has no unfinished row (a stall of {@link #STALL} fails). */
+  private static void burnDown(Connection c, FleetEvents events, List<Contender> fleet, String table, String queue,
+      File log) throws Exception {
+    int mark = events.mark();
+    for (Contender w : fleet) {
+      w.send("RUN " + queue);
+    }
+    await(events, fleet, "RUNNING", mark, START, log);
+    long last = -1;
+    long since = System.nanoTime();
+    try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + table
+        + " WHERE queue = ? AND state IN ('available', 'retryable', 'running')")) {
+      ps.setString(1, queue);
+      while (true) {
+        long left;
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          left = rs.getLong(1);
+        }
+        if (left == 0) {
+          return;
+        }
+        if (left != last) {
+          last = left;
+          since = System.nanoTime();
+        } else if (System.nanoTime() - since > STALL.toNanos()) {
+          throw new IllegalStateException(left + " jobs of queue " + queue + " unfinished for " + STALL + "; stderr in "
+              + log);
+        }
+        Thread.sleep(1);
+      }
+    }
+  }
+
+  private static List<FleetEvent> stop(FleetEvents events, List<Contender> fleet, File log) throws Exception {
+    int mark = events.mark();
+    for (Contender w : fleet) {
+      w.send("STOP");
+    }
+    return await(events, fleet, "STOPPED", mark, START, log);
+  }
+
+  /** Waits for the event from every JVM of the fleet; throws at an ERROR, an exit, or the timeout. */
+  private static List<FleetEvent> await(FleetEvents events, List<Contender> fleet, String kind, int from,
+      Duration timeout, File log) throws Exception {
+    List<FleetEvent> got = new ArrayList<>();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (Contender w : fleet) {
+      FleetEvent e = events.await(from, ev -> ev.who() == w && (ev.is(kind) || ev.is("ERROR") || ev.is("EXITED")),
+          deadline).orElse(null);
+      if (e == null || !e.is(kind)) {
+        throw new IllegalStateException("worker JVM " + w.node + ": no " + kind + " within " + timeout
+            + (e == null ? "" : ", " + e.kind() + " " + e.detail()) + "; stderr in " + log);
+      }
+      got.add(e);
+    }
+    return got;
+  }
+
+  /**
+   * Every job of the burn-down succeeded at its first attempt on one of the fleet's nodes, and the
+   * fleet finished exactly as many attempts: none lost, none run twice.
+   */
+  private static void check(Connection c, String table, String queue, String nodes, int jobs, long finishedByWorkers)
+      throws SQLException {
+    // this fleet's jobs: run by its nodes (the fill's rows, and earlier fleets', by others)
+    try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER (WHERE attempt = 1), count(*) FROM " + table
+        + " WHERE queue = ? AND state = 'succeeded' AND node LIKE ?")) {
+      ps.setString(1, queue);
+      ps.setString(2, nodes);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (rs.getLong(2) != jobs || rs.getLong(1) != jobs || finishedByWorkers != jobs) {
+          throw new IllegalStateException(Report.fmt("queue %s: %d jobs, %d succeeded (%d at their first attempt),"
+              + " the workers finished %d", queue, jobs, rs.getLong(2), rs.getLong(1), finishedByWorkers));
+        }
+      }
+    }
+  }
+}
