@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the pglock benchmarks (B1..B16) and prints baseline, pglock, ratio, goal and PASS/MISS.
+# Runs the pglock benchmarks (B1..B17) and prints baseline, pglock, ratio, goal and PASS/MISS.
 #   pglock-bench/run.sh [--url jdbc:postgresql://127.0.0.1:5432/test] [--only B1,B3] [--seconds 1] [--rounds 10]
 #                        [--trials 20] [--idle-seconds 10] [--b9-seconds 180] [--b10-jobs 100000] [--b10-workers 8]
 #                        [--b11-scale 1]
@@ -35,6 +35,8 @@
 # least once with an idempotency record, and in the job's transaction) uses pglock.job like B10 (queues
 # b16-<pid>-a, -b, -c, their rows deleted afterwards) and a schema of its own, b16_<pid>, for its counter
 # and idempotency tables, dropped afterwards; 20,000 jobs per burn-down, 2,000 with --trials below 10.
+# B17 (the queue at scale: 1, 2, 4 and 8 worker JVMs on one queue) fills a schema of its own,
+# pglock_b17_<pid>, with 10,000,000 finished jobs (100,000 with --trials below 10) and drops it afterwards.
 # JAVA_OPTS is passed to the JVM.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -99,6 +99,27 @@ class JobThroughputSettingsTest {
     }
   }
 
+  /**
+   * A queue whose finished jobs pile up faster than a round of pruning a minute deletes (5,000) is
+   * pruned again a second later while rounds come back full: 12,000 old jobs are gone within the
+   * deadline, where a round a minute (the first one 48 to 72 s after the start, as before) would
+   * have deleted 5,000 at most.
+   */
+  @Test
+  void aWorkerBehindOnPruning_catchesUpInSeconds() throws Exception {
+    try (Connection c = TestDatabase.get().connect();
+        PreparedStatement ps = c.prepareStatement("INSERT INTO pglock.job (queue, kind, state, attempt, finished_at)"
+            + " SELECT ?, 'ping', 'succeeded', 1, now() - interval '2 days' FROM generate_series(1, 12000)")) {
+      ps.setString(1, f.queue);
+      ps.executeUpdate();
+    }
+    JobQueue jobs = f.jobs("n1");
+    f.closeLater(jobs.worker(f.queue).retention(Duration.ofDays(1)).handler("ping", Integer.class, (n, job) -> { })
+        .start());
+    Await.until("the old jobs are pruned", Duration.ofSeconds(45), () -> f.count("true") == 0);
+    assertThat(f.count("true")).isZero();
+  }
+
   @Test
   void twoSessions_shareTheHandlerThreads_andBothClaim() throws Exception {
     JobQueue jobs = f.jobs("n-sessions");

@@ -31,6 +31,14 @@ import org.slf4j.LoggerFactory;
 final class DefaultJobWorker implements JobWorker {
   private static final Logger log = LoggerFactory.getLogger(DefaultJobWorker.class);
   private static final long PRUNE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(60);
+  /**
+   * After a round that pruned all it may ({@value #PRUNE_BATCHES_PER_ROUND} full batches), the next
+   * comes this soon: a queue finishing more jobs than a round a minute prunes (5,000: 83 a second)
+   * would otherwise grow without end. At most 5,000 rows a second per worker while behind.
+   */
+  private static final long PRUNE_BEHIND_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** A worker's first round, this long after its start (jittered): a restarted fleet catches up soon. */
+  private static final long PRUNE_FIRST_NANOS = TimeUnit.SECONDS.toNanos(10);
   private static final int PRUNE_BATCH = 500;
   private static final int PRUNE_BATCHES_PER_ROUND = 10;
   private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(5);
@@ -177,7 +185,7 @@ final class DefaultJobWorker implements JobWorker {
     long now = System.nanoTime();
     long nextPoll = now;
     long nextRescue = now;
-    long nextPrune = now + jitter(PRUNE_INTERVAL_NANOS);
+    long nextPrune = now + jitter(PRUNE_FIRST_NANOS);
     long retryNanos = TimeUnit.MILLISECONDS.toNanos(100);
     boolean moreLikely = true;
     while (true) {
@@ -240,8 +248,8 @@ final class DefaultJobWorker implements JobWorker {
           heartbeat();
         }
         if (now - nextPrune >= 0 && !closing) {
-          prune();
-          nextPrune = System.nanoTime() + jitter(PRUNE_INTERVAL_NANOS);
+          boolean behind = prune();
+          nextPrune = System.nanoTime() + (behind ? PRUNE_BEHIND_NANOS : jitter(PRUNE_INTERVAL_NANOS));
         }
         retryNanos = TimeUnit.MILLISECONDS.toNanos(100);
         if (giveBack) {
@@ -349,7 +357,8 @@ final class DefaultJobWorker implements JobWorker {
     }
   }
 
-  private void prune() throws SQLException {
+  /** One round of pruning. @return whether it pruned all a round may: more are probably waiting */
+  private boolean prune() throws SQLException {
     int total = 0;
     for (int i = 0; i < PRUNE_BATCHES_PER_ROUND; i++) {
       int n = claims.prune(PRUNE_BATCH);
@@ -361,6 +370,7 @@ final class DefaultJobWorker implements JobWorker {
     if (total > 0) {
       log.debug("worker on queue {}: pruned {} finished job(s)", config.queue(), total);
     }
+    return total == PRUNE_BATCH * PRUNE_BATCHES_PER_ROUND;
   }
 
   /**
