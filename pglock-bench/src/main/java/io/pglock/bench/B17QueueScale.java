@@ -38,6 +38,15 @@ final class B17QueueScale implements Benchmark {
   static final int SHORT_BELOW_TRIALS = 10;
   static final Duration START = Duration.ofSeconds(60);
   static final Duration STALL = Duration.ofSeconds(60);
+  /** The sustained part's length in the full run ({@code -Dpglock.b17.sustainMinutes} sets it; 0: skipped). */
+  static final int SUSTAIN_MINUTES = 10;
+  /** The sustained part's enqueue rate, jobs/s, in batches every {@value #SUSTAIN_TICK_MILLIS} ms. */
+  static final int SUSTAIN_RATE = 2_000;
+  static final int SUSTAIN_TICK_MILLIS = 100;
+  /** The sustained part's workers' retention: short, so that pruning has work within the run. */
+  static final Duration SUSTAIN_RETENTION = Duration.ofMinutes(2);
+  static final int SUSTAIN_JVMS = 2;
+  static final Duration SAMPLE_EVERY = Duration.ofSeconds(30);
 
   @Override
   public String id() {
@@ -92,6 +101,10 @@ final class B17QueueScale implements Benchmark {
         r.note("%s", line);
       }
       r.limit("every job ran once and succeeded, at every fleet size", "-", "yes", "all, once", true);
+      int minutes = Integer.getInteger("pglock.b17.sustainMinutes", full ? SUSTAIN_MINUTES : 0);
+      if (minutes > 0) {
+        sustained(db, c, schema, minutes, log, r);
+      }
       r.note("workers: ScaleWorkerMain JVMs (-XX:+UseSerialGC -Xmx256m, full JIT), each JobQueue.builder(PgLocks on an"
           + " unpooled PGSimpleDataSource).build().worker(queue).concurrency(%d), the rest at its defaults (advisory,"
           + " one session, LISTEN on, retention 1 day: succeeded jobs kept, those two days old pruned, 500 at a time,"
@@ -109,6 +122,130 @@ final class B17QueueScale implements Benchmark {
       }
     }
     return r;
+  }
+
+  /**
+   * The sustained part: {@value #SUSTAIN_JVMS} worker JVMs with a retention of {@link #SUSTAIN_RETENTION}
+   * on a queue of its own while this JVM enqueues {@value #SUSTAIN_RATE} jobs a second for
+   * {@code minutes}, then the retention and a minute more with no new job: every
+   * {@link #SAMPLE_EVERY} the queue's rows by state, the table's dead rows and its size. Goals: no
+   * job waits at the end, and the succeeded rows the queue keeps stay near what its retention holds
+   * (rate x (retention + 90 s) at most while jobs come: a round of pruning every minute or so; none
+   * finished more than the retention and 80 s before the end).
+   */
+  private static void sustained(Db db, Connection c, String schema, int minutes, File log, Report r) throws Exception {
+    String table = schema + ".job";
+    String queue = "b17-steady";
+    FleetEvents events = new FleetEvents();
+    List<Contender> fleet = new ArrayList<>();
+    List<String[]> samples = new ArrayList<>();
+    System.out.printf("  sustained: %d JVMs, %d jobs/s for %d min, retention %s ...%n", SUSTAIN_JVMS, SUSTAIN_RATE,
+        minutes, SUSTAIN_RETENTION);
+    long enqueued = 0;
+    long maxKept = 0;
+    try (PgLocks locks = PgLocks.builder(db.simpleDataSource()).schema(schema).namespace(ScaleWorkerMain.NAMESPACE)
+        .nodeName(db.nodeName("b17-steady-enqueue")).build();
+        JobQueue q = JobQueue.builder(locks).build()) {
+      for (int i = 0; i < SUSTAIN_JVMS; i++) {
+        String node = db.nodeName("b17-steady-" + i);
+        fleet.add(Contender.start(ScaleWorkerMain.class, List.of("-XX:+UseSerialGC", "-Xms64m", "-Xmx256m"), node,
+            List.of("url=" + db.options().url(), "user=" + db.options().user(), "node=" + node, "schema=" + schema,
+                "concurrency=" + CONCURRENCY), db.options().password(), log, events));
+      }
+      await(events, fleet, "READY", 0, START, log);
+      int mark = events.mark();
+      for (Contender w : fleet) {
+        w.send("RUN " + queue + " " + SUSTAIN_RETENTION.toSeconds());
+      }
+      await(events, fleet, "RUNNING", mark, START, log);
+      long t0 = System.nanoTime();
+      java.sql.Timestamp started = new java.sql.Timestamp(System.currentTimeMillis() - 60_000); // clock margin
+      long steadyEnd = t0 + Duration.ofMinutes(minutes).toNanos();
+      long end = steadyEnd + SUSTAIN_RETENTION.toNanos() + Duration.ofMinutes(1).toNanos();
+      long nextSample = t0;
+      long nextTick = t0;
+      int perTick = SUSTAIN_RATE * SUSTAIN_TICK_MILLIS / 1000;
+      while (System.nanoTime() - end < 0) {
+        long now = System.nanoTime();
+        if (now - steadyEnd < 0 && now - nextTick >= 0) {
+          List<JobRequest> batch = new ArrayList<>(perTick);
+          for (int i = 0; i < perTick; i++) {
+            batch.add(JobRequest.of(ScaleWorkerMain.KIND, i).queue(queue));
+          }
+          q.enqueueAll(batch);
+          enqueued += perTick;
+          nextTick += SUSTAIN_TICK_MILLIS * 1_000_000L;
+        }
+        if (now - nextSample >= 0) {
+          long[] st = states(c, table, queue, started);
+          TableStats t = TableStats.of(c, List.of(table));
+          boolean steady = now - steadyEnd < 0;
+          samples.add(new String[] {Report.fmt("%.1f", (now - t0) / 60e9), steady ? "enqueuing" : "draining",
+              Report.fmt("%,d", enqueued), Report.fmt("%,d", st[0]), Report.fmt("%,d", st[1]),
+              Report.fmt("%,d", t.dead()), TableStats.mib(t.bytes())});
+          if (steady && now - t0 > SUSTAIN_RETENTION.toNanos() + Duration.ofMinutes(1).toNanos()) {
+            maxKept = Math.max(maxKept, st[1]);
+          }
+          nextSample += SAMPLE_EVERY.toNanos();
+        }
+        Thread.sleep(Math.max(1, Math.min((nextTick - System.nanoTime()) / 1_000_000, 50)));
+      }
+      long[] last = states(c, table, queue, started);
+      long oldKept = oldSucceeded(c, table, queue, started);
+      for (String line : Report.render(new String[] {"minute", "phase", "enqueued", "waiting or running",
+          "succeeded kept", "dead rows (table)", "size (table)"}, samples).split("\n")) {
+        r.note("%s", line);
+      }
+      // a row is pruned at the first round after its retention: rounds come every 48-72 s when not behind
+      long bound = SUSTAIN_RATE * (SUSTAIN_RETENTION.toSeconds() + 90);
+      r.limit(Report.fmt("sustained %d min at %d jobs/s: succeeded rows kept, most after the first retention + 1 min",
+          minutes, SUSTAIN_RATE), Report.fmt("<= %,d (rate x (retention + 90 s))", bound),
+          Report.fmt("%,d", maxKept), Report.fmt("<= %,d", bound), maxKept <= bound);
+      r.limit("sustained: jobs waiting at the end; succeeded rows past the retention", "0; 0",
+          Report.fmt("%,d; %,d", last[0], oldKept), "0; 0", last[0] == 0 && oldKept == 0);
+      r.note("sustained: %d ScaleWorkerMain JVMs on queue %s, retention(%s), the rest as above; this JVM enqueues %d"
+          + " jobs every %d ms (enqueueAll) for %d min, then nothing for the retention and a minute more; a sample every"
+          + " %s (the table's figures include the fill's queue: its dead rows and size)", SUSTAIN_JVMS, queue,
+          SUSTAIN_RETENTION, perTick, SUSTAIN_TICK_MILLIS, minutes, SAMPLE_EVERY);
+    } finally {
+      Contender.stopAll(fleet);
+    }
+  }
+
+  /**
+   * {@return the queue's rows waiting or running, and succeeded since {@code since}} Each through its
+   * partial index (the fill's 10,000,000 succeeded rows finished two days before {@code since}).
+   */
+  private static long[] states(Connection c, String table, String queue, java.sql.Timestamp since)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT (SELECT count(*) FROM " + table + " WHERE queue = ? AND"
+        + " state IN ('available', 'retryable')) + (SELECT count(*) FROM " + table + " WHERE queue = ? AND"
+        + " state = 'running'), (SELECT count(*) FROM " + table + " WHERE queue = ? AND state = 'succeeded'"
+        + " AND finished_at >= ?)")) {
+      ps.setString(1, queue);
+      ps.setString(2, queue);
+      ps.setString(3, queue);
+      ps.setTimestamp(4, since);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new long[] {rs.getLong(1), rs.getLong(2)};
+      }
+    }
+  }
+
+  /** {@return the queue's succeeded rows finished longer ago than the retention and a pruning round (80 s) more} */
+  private static long oldSucceeded(Connection c, String table, String queue, java.sql.Timestamp since)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + table + " WHERE queue = ?"
+        + " AND state = 'succeeded' AND finished_at >= ? AND finished_at < now() - ? * interval '1 second'")) {
+      ps.setString(1, queue);
+      ps.setTimestamp(2, since);
+      ps.setLong(3, SUSTAIN_RETENTION.toSeconds() + 80);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
   }
 
   /** One fleet of {@code k} JVMs: warm-up, then the measured burn-down; adds its table row. @return jobs/s */
@@ -188,24 +325,40 @@ final class B17QueueScale implements Benchmark {
     await(events, fleet, "RUNNING", mark, START, log);
     long last = -1;
     long since = System.nanoTime();
-    try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + table
-        + " WHERE queue = ? AND state IN ('available', 'retryable', 'running')")) {
-      ps.setString(1, queue);
+    long nextCount = since;
+    // each condition on its own, so that each reads its partial index (job_available, job_running): one
+    // condition for both states matches neither index, and the server then scans the whole table
+    String waiting = " FROM " + table + " WHERE queue = ? AND state IN ('available', 'retryable')";
+    String running = " FROM " + table + " WHERE queue = ? AND state = 'running'";
+    try (PreparedStatement any = c.prepareStatement("SELECT EXISTS (SELECT 1" + waiting + ") OR EXISTS (SELECT 1"
+        + running + ")");
+        PreparedStatement count = c.prepareStatement("SELECT (SELECT count(*)" + waiting + ") + (SELECT count(*)"
+            + running + ")")) {
+      any.setString(1, queue);
+      any.setString(2, queue);
+      count.setString(1, queue);
+      count.setString(2, queue);
       while (true) {
-        long left;
-        try (ResultSet rs = ps.executeQuery()) {
+        try (ResultSet rs = any.executeQuery()) {
           rs.next();
-          left = rs.getLong(1);
+          if (!rs.getBoolean(1)) {
+            return;
+          }
         }
-        if (left == 0) {
-          return;
-        }
-        if (left != last) {
-          last = left;
-          since = System.nanoTime();
-        } else if (System.nanoTime() - since > STALL.toNanos()) {
-          throw new IllegalStateException(left + " jobs of queue " + queue + " unfinished for " + STALL + "; stderr in "
-              + log);
+        if (System.nanoTime() - nextCount >= 0) { // the stall check, once a second
+          nextCount = System.nanoTime() + 1_000_000_000L;
+          long left;
+          try (ResultSet rs = count.executeQuery()) {
+            rs.next();
+            left = rs.getLong(1);
+          }
+          if (left != last) {
+            last = left;
+            since = System.nanoTime();
+          } else if (System.nanoTime() - since > STALL.toNanos()) {
+            throw new IllegalStateException(left + " jobs of queue " + queue + " unfinished for " + STALL
+                + "; stderr in " + log);
+          }
         }
         Thread.sleep(1);
       }

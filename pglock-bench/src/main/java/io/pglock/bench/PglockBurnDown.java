@@ -289,8 +289,11 @@ final class PglockBurnDown implements BurnDownContender {
       started = instrumentation.started(pool);
       worker = instrumentation.worker(settings(queueClient.worker(queue), p)).start();
       progress.awaitHandled(stall);
+      // one condition per partial index (job_available, job_running): a single one for the three states
+      // matches neither, and the server would scan the whole table at every poll
       long done = BurnDownProgress.awaitRecorded(poll, "SELECT NOT EXISTS (SELECT 1 FROM " + table
-          + " WHERE queue = '" + queue + "' AND state IN ('available', 'retryable', 'running'))", stall);
+          + " WHERE queue = '" + queue + "' AND state IN ('available', 'retryable')) AND NOT EXISTS (SELECT 1 FROM "
+          + table + " WHERE queue = '" + queue + "' AND state = 'running')", stall);
       checkAllSucceeded(poll);
       return progress.result(done);
     } finally {

@@ -15,7 +15,7 @@ import java.util.Map;
  * {@code concurrency} handler threads (the rest at its defaults: advisory mode, one session, succeeded
  * jobs kept a day, pruning every minute) whose handler of kind {@value #KIND} does nothing.
  *
- * <p>Commands on stdin: {@code RUN <queue>} starts a worker on that queue and prints
+ * <p>Commands on stdin: {@code RUN <queue> [retention seconds]} starts a worker on that queue and prints
  * {@code RUNNING}; {@code STOP} closes it and prints {@code STOPPED <jobs it finished>};
  * {@code LEAVE} (or stdin closed) exits. Prints {@code READY} once its {@code JobQueue} is built,
  * {@code ERROR <text>} on a failure.
@@ -47,7 +47,11 @@ public final class ScaleWorkerMain {
       for (String line; (line = in.readLine()) != null && !line.trim().equals("LEAVE"); ) {
         String[] w = line.trim().split(" ");
         if (w[0].equals("RUN") && worker == null) {
-          worker = jobs.worker(w[1]).concurrency(concurrency).handler(KIND, Integer.class, (n, job) -> { }).start();
+          var b = jobs.worker(w[1]).concurrency(concurrency).handler(KIND, Integer.class, (n, job) -> { });
+          if (w.length > 2) {
+            b.retention(Duration.ofSeconds(Long.parseLong(w[2])));
+          }
+          worker = b.start();
           ContenderMain.out("RUNNING");
         } else if (w[0].equals("STOP") && worker != null) {
           worker.close();
