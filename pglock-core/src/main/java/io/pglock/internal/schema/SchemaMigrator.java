@@ -25,7 +25,7 @@ public final class SchemaMigrator {
       "V4__lock_history.sql", "V5__fencing_sequence.sql",
       "V6__locks_view_holder_namespace.sql", "V7__fencing_fast_path.sql", "V8__scheduled_tasks.sql",
       "V9__job_queue.sql", "V10__lock_name_retention.sql", "V11__job_trace_context.sql",
-      "V12__dashboard.sql", "V13__sql_api.sql", "V14__failover_quarantine.sql");
+      "V12__dashboard.sql", "V13__sql_api.sql", "V14__failover_quarantine.sql", "V15__job_prune_index.sql");
   /** Serialises migrations of every node: a transaction lock on this key. */
   private static final long MIGRATION_LOCK = LockKey.named("pglock", "schema-migration").int64();
 

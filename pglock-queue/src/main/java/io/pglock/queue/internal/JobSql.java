@@ -242,11 +242,14 @@ final class JobSql {
 
     // Small batches, rows other sessions hold skipped: pruning never waits on or blocks a worker.
     // Each worker prunes its own queue, by its own retention.
-    prune = "WITH x AS MATERIALIZED (SELECT id FROM " + job
+    // The rows through job_prune (queue, finished_at): this queue's oldest first, never other queues'.
+    // The DELETE finds them by the ctid the locking selection returned (a row locked FOR UPDATE cannot
+    // move): a TID scan, where a join by id let the generic plan hash-join a sequential scan of the table.
+    prune = "WITH x AS MATERIALIZED (SELECT id, ctid FROM " + job
         + "   WHERE queue = ? AND state IN ('succeeded', 'discarded', 'cancelled')"
         + "   AND finished_at < now() - least(?, ?) * interval '1 millisecond'"
         + "   AND (CASE WHEN state = 'discarded' THEN ? ELSE ? END) * interval '1 millisecond' < now() - finished_at"
         + "   LIMIT ? FOR UPDATE SKIP LOCKED)"
-        + " DELETE FROM " + job + " j USING x WHERE j.id = x.id";
+        + " DELETE FROM " + job + " j USING x WHERE j.ctid = x.ctid AND j.id = x.id";
   }
 }

@@ -53,8 +53,34 @@ class OutcomePlanTest {
     assertThat(genericPlan(sql.purgeInTransaction)).contains("job_pkey").doesNotContain("job_running");
   }
 
+  /**
+   * Pruning reads its own queue's finished jobs through {@code job_prune (queue, finished_at)}: through
+   * {@code job_finished (finished_at)} each batch walked past every older finished job of every other
+   * queue (seconds per batch beside ten million of them, in B17). And it deletes them by ctid: joined
+   * by id, the generic plan hash-joined a sequential scan of the whole table.
+   */
+  @Test
+  void pruning_readsItsOwnQueuesFinishedJobs_throughJobPrune() throws SQLException {
+    try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement()) {
+      s.execute("UPDATE " + schema + ".job SET state = 'succeeded', finished_at = now() - interval '2 days'"
+          + " WHERE state = 'available'");
+      // older finished jobs of other queues, kept longer: job_finished's order would walk past them
+      s.execute("INSERT INTO " + schema + ".job (queue, kind, state, attempt, finished_at) SELECT 'other-' || (g % 5),"
+          + " 'k', 'succeeded', 1, now() - interval '3 days' FROM generate_series(1, 50000) g");
+      s.execute("ANALYZE " + schema + ".job");
+    }
+    // the parameters' types as the worker binds them (queue, four retentions in ms, the batch)
+    String plan = genericPlan(new JobSql(schema, true).prune, "(text, bigint, bigint, bigint, bigint, int)");
+    assertThat(plan).contains("job_prune").contains("Tid Scan").doesNotContain("Seq Scan");
+  }
+
   /** EXPLAIN of the statement as the server runs it after a few executions: its generic plan. */
   private static String genericPlan(String statement) throws SQLException {
+    return genericPlan(statement, "");
+  }
+
+  /** As above, with the parameters' types given ({@code "(text, bigint)"}), for those the text leaves open. */
+  private static String genericPlan(String statement, String types) throws SQLException {
     // $1, $2, ... for the JDBC placeholders, as pgjdbc sends them
     StringBuilder numbered = new StringBuilder();
     int n = 0;
@@ -63,7 +89,7 @@ class OutcomePlanTest {
     }
     try (Connection c = TestDatabase.get().connect(); Statement s = c.createStatement()) {
       s.execute("SET plan_cache_mode = force_generic_plan");
-      s.execute("PREPARE outcome AS " + numbered);
+      s.execute("PREPARE outcome " + types + " AS " + numbered);
       StringBuilder nulls = new StringBuilder();
       for (int i = 0; i < n; i++) {
         nulls.append(i == 0 ? "" : ", ").append("NULL");
