@@ -36,7 +36,8 @@
 # b16-<pid>-a, -b, -c, their rows deleted afterwards) and a schema of its own, b16_<pid>, for its counter
 # and idempotency tables, dropped afterwards; 20,000 jobs per burn-down, 2,000 with --trials below 10.
 # B17 (the queue at scale: 1, 2, 4 and 8 worker JVMs on one queue) fills a schema of its own,
-# pglock_b17_<pid>, with 10,000,000 finished jobs (100,000 with --trials below 10) and drops it afterwards.
+# pglock_b17_<pid>, with 10,000,000 finished jobs (100,000 with --trials below 10) and drops it afterwards;
+# its sustained part (2,000 jobs/s, 10 minutes; JAVA_OPTS=-Dpglock.b17.sustainMinutes=N) runs in the full run only.
 # JAVA_OPTS is passed to the JVM.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
