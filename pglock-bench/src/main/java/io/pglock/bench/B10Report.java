@@ -62,10 +62,7 @@ final class B10Report {
    * the contenders first ran; a failed or skipped round is the contender's figure if it has no other.
    */
   static List<Outcome> medians(List<Outcome> all) {
-    java.util.Map<String, List<Outcome>> byName = new java.util.LinkedHashMap<>();
-    for (Outcome o : all) {
-      byName.computeIfAbsent(o.name(), k -> new ArrayList<>()).add(o);
-    }
+    java.util.Map<String, List<Outcome>> byName = byName(all);
     List<Outcome> medians = new ArrayList<>();
     for (List<Outcome> rounds : byName.values()) {
       List<Outcome> ok = rounds.stream().filter(o -> o.jobsPerSecond().isPresent())
@@ -80,12 +77,18 @@ final class B10Report {
     return medians;
   }
 
-  /** {@return for each contender run in more than one round: every round's jobs/s and the median} */
-  static List<String> roundNotes(List<Outcome> all) {
+  /** {@return the outcomes by contender, in the order the contenders first ran, each's rounds in order} */
+  private static java.util.Map<String, List<Outcome>> byName(List<Outcome> all) {
     java.util.Map<String, List<Outcome>> byName = new java.util.LinkedHashMap<>();
     for (Outcome o : all) {
       byName.computeIfAbsent(o.name(), k -> new ArrayList<>()).add(o);
     }
+    return byName;
+  }
+
+  /** {@return for each contender run in more than one round: every round's jobs/s and the median} */
+  static List<String> roundNotes(List<Outcome> all) {
+    java.util.Map<String, List<Outcome>> byName = byName(all);
     List<String> notes = new ArrayList<>();
     for (var e : byName.entrySet()) {
       if (e.getValue().size() > 1) {
