@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A claim is the job's fencing token (its attempt number), so it must be on disk before the handler
@@ -80,10 +81,13 @@ class JobDurabilityTest {
   /**
    * A handler in a transaction: once its attempt ended as succeeded (its commit acknowledged), a
    * crash of the lazily committing server keeps both its write and the job's success, so the job is
-   * not run again.
+   * not run again; with a retention of zero, the same commit deleted the job's row, and it stays
+   * deleted.
    */
-  @org.junit.jupiter.api.Test
-  void aCrashRightAfterATransactionalHandlersCommit_keepsItsWriteAndTheJobsSuccess() throws Exception {
+  @ParameterizedTest(name = "retention zero: {0}")
+  @ValueSource(booleans = {false, true})
+  void aCrashRightAfterATransactionalHandlersCommit_keepsItsWriteAndTheJobsSuccess(boolean retentionZero)
+      throws Exception {
     PrivateServer server;
     try {
       server = PrivateServer.start(LOSSY);
@@ -107,6 +111,7 @@ class JobDurabilityTest {
         id = jobs.enqueue(JobRequest.of("add", null).queue("durable")).id();
         checkpoint(ds); // the job row and the counter on disk: only the handler's commit is at stake
         JobWorker worker = jobs.worker("durable").pollInterval(Duration.ofMillis(100)).shutdownTimeout(Duration.ZERO)
+            .retention(retentionZero ? Duration.ZERO : Duration.ofDays(1))
             .listener(new JobListener() {
               @Override
               public void attemptEnded(String queue, String kind, AttemptResult result, long durationNanos) {
@@ -127,11 +132,53 @@ class JobDurabilityTest {
         Await.until("the server answers", Duration.ofSeconds(90), () -> state(ds, id) != null);
         worker.close();
       }
-      assertThat(state(ds, id)).as("the job's success survived the crash").isEqualTo("succeeded");
+      assertThat(state(ds, id)).as("the job's success survived the crash")
+          .isEqualTo(retentionZero ? "gone" : "succeeded");
       try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
           "SELECT n FROM durable_counter WHERE k = 1"); ResultSet rs = ps.executeQuery()) {
         rs.next();
         assertThat(rs.getInt(1)).as("the handler's write survived the crash, once").isEqualTo(1);
+      }
+      assertThat(attempts).as("one attempt: the job did not run again").containsExactly(1);
+    }
+  }
+
+  /**
+   * A plain handler with a retention of zero: the outcome that deletes the succeeded job's row commits
+   * durably before the worker counts it finished, so a crash right after leaves no row to run again
+   * (a lost delete would leave it running under a dead owner, run a second time once rescued).
+   */
+  @ParameterizedTest
+  @EnumSource(ClaimMode.class)
+  void aCrashRightAfterADeletingOutcome_leavesTheJobDeleted(ClaimMode mode) throws Exception {
+    PrivateServer server;
+    try {
+      server = PrivateServer.start(LOSSY);
+    } catch (PrivateServer.Unavailable e) {
+      assumeTrue(false, "no private PostgreSQL server here: " + e.getMessage());
+      return;
+    }
+    try (server) {
+      DataSource ds = server.dataSource("pglock-durability-test");
+      PgLockSchema.migrate(ds, PgLockSchema.DEFAULT_SCHEMA);
+      List<Integer> attempts = new CopyOnWriteArrayList<>();
+      long id;
+      try (PgLocks locks = PgLocks.builder(ds).namespace("durable").nodeName("durable")
+          .connectTimeout(Duration.ofSeconds(30)).lease(Duration.ofSeconds(5)).build();
+          JobQueue jobs = JobQueue.builder(locks).build()) {
+        id = jobs.enqueue(JobRequest.of("work", null).queue("durable")).id();
+        checkpoint(ds); // the job row on disk: only the outcome is at stake
+        JobWorker worker = jobs.worker("durable").claimMode(mode).lease(Duration.ofSeconds(5))
+            .retention(Duration.ZERO).pollInterval(Duration.ofMillis(100)).rescueInterval(Duration.ofMillis(200))
+            .shutdownTimeout(Duration.ZERO)
+            .handler("work", Object.class, (p, job) -> attempts.add(job.attempt())).start();
+        // counted once the statement that deleted the row was acknowledged
+        Await.until("the outcome was written", Duration.ofSeconds(60), () -> worker.finished() == 1);
+        server.stopImmediate();
+        server.startServer();
+        Await.until("the server answers", Duration.ofSeconds(90), () -> state(ds, id) != null);
+        assertThat(state(ds, id)).as("the job's row, deleted by its outcome before the crash").isEqualTo("gone");
+        worker.close();
       }
       assertThat(attempts).as("one attempt: the job did not run again").containsExactly(1);
     }
