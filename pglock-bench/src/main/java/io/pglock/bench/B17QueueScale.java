@@ -47,6 +47,11 @@ final class B17QueueScale implements Benchmark {
   static final Duration SUSTAIN_RETENTION = Duration.ofMinutes(2);
   static final int SUSTAIN_JVMS = 2;
   static final Duration SAMPLE_EVERY = Duration.ofSeconds(30);
+  /**
+   * After the sustained part's last job and its retention, this long with no new job: the last
+   * pruning round (within a minute) and a vacuum after it (a check every 10 s, at most one a minute).
+   */
+  static final Duration SETTLE = Duration.ofMinutes(3);
 
   @Override
   public String id() {
@@ -127,11 +132,13 @@ final class B17QueueScale implements Benchmark {
   /**
    * The sustained part: {@value #SUSTAIN_JVMS} worker JVMs with a retention of {@link #SUSTAIN_RETENTION}
    * on a queue of its own while this JVM enqueues {@value #SUSTAIN_RATE} jobs a second for
-   * {@code minutes}, then the retention and a minute more with no new job: every
-   * {@link #SAMPLE_EVERY} the queue's rows by state, the table's dead rows and its size. Goals: no
-   * job waits at the end, and the succeeded rows the queue keeps stay near what its retention holds
-   * (rate x (retention + 90 s) at most while jobs come: a round of pruning every minute or so; none
-   * finished more than the retention and 80 s before the end).
+   * {@code minutes}, then the retention and {@link #SETTLE} more with no new job: every
+   * {@link #SAMPLE_EVERY} the queue's rows by state, the table's rows, dead rows, size and vacuums.
+   * Goals: no job waits at the end, and the succeeded rows the queue keeps stay near what its
+   * retention holds (rate x (retention + 90 s) at most while jobs come: a round of pruning every minute
+   * or so; none finished more than the retention and 80 s before the end); the dead rows the run
+   * left are vacuumed away, and the table is no larger than at the start (+10%): the space of the
+   * pruned rows is reused.
    */
   private static void sustained(Db db, Connection c, String schema, int minutes, File log, Report r) throws Exception {
     String table = schema + ".job";
@@ -161,7 +168,10 @@ final class B17QueueScale implements Benchmark {
       long t0 = System.nanoTime();
       java.sql.Timestamp started = new java.sql.Timestamp(System.currentTimeMillis() - 60_000); // clock margin
       long steadyEnd = t0 + Duration.ofMinutes(minutes).toNanos();
-      long end = steadyEnd + SUSTAIN_RETENTION.toNanos() + Duration.ofMinutes(1).toNanos();
+      long end = steadyEnd + SUSTAIN_RETENTION.toNanos() + SETTLE.toNanos();
+      long firstBytes = -1;
+      long peakDead = 0;
+      long vacuumsBefore = vacuums(c, table);
       long nextSample = t0;
       long nextTick = t0;
       int perTick = SUSTAIN_RATE * SUSTAIN_TICK_MILLIS / 1000;
@@ -180,9 +190,12 @@ final class B17QueueScale implements Benchmark {
           long[] st = states(c, table, queue, started);
           TableStats t = TableStats.of(c, List.of(table));
           boolean steady = now - steadyEnd < 0;
+          firstBytes = firstBytes < 0 ? t.bytes() : firstBytes;
+          peakDead = Math.max(peakDead, t.dead());
           samples.add(new String[] {Report.fmt("%.1f", (now - t0) / 60e9), steady ? "enqueuing" : "draining",
               Report.fmt("%,d", enqueued), Report.fmt("%,d", st[0]), Report.fmt("%,d", st[1]),
-              Report.fmt("%,d", t.dead()), TableStats.mib(t.bytes())});
+              Report.fmt("%,d", t.rows()), Report.fmt("%,d", t.dead()), TableStats.mib(t.bytes()),
+              Long.toString(vacuums(c, table) - vacuumsBefore)});
           if (steady && now - t0 > SUSTAIN_RETENTION.toNanos() + Duration.ofMinutes(1).toNanos()) {
             maxKept = Math.max(maxKept, st[1]);
           }
@@ -192,8 +205,9 @@ final class B17QueueScale implements Benchmark {
       }
       long[] last = states(c, table, queue, started);
       long oldKept = oldSucceeded(c, table, queue, started);
+      TableStats endStats = TableStats.of(c, List.of(table));
       for (String line : Report.render(new String[] {"minute", "phase", "enqueued", "waiting or running",
-          "succeeded kept", "dead rows (table)", "size (table)"}, samples).split("\n")) {
+          "succeeded kept", "live rows (table)", "dead rows (table)", "size (table)", "vacuums"}, samples).split("\n")) {
         r.note("%s", line);
       }
       // a row is pruned at the first round after its retention: rounds come every 48-72 s when not behind
@@ -203,12 +217,36 @@ final class B17QueueScale implements Benchmark {
           Report.fmt("%,d", maxKept), Report.fmt("<= %,d", bound), maxKept <= bound);
       r.limit("sustained: jobs waiting at the end; succeeded rows past the retention", "0; 0",
           Report.fmt("%,d; %,d", last[0], oldKept), "0; 0", last[0] == 0 && oldKept == 0);
+      // with autovacuum off (as on this server) the workers vacuum the table once its dead rows pass
+      // 10,000 and a tenth of its live rows: after the drain, the last round's dead rows are gone
+      long deadBound = 10_000 + endStats.rows() / 10;
+      r.limit(Report.fmt("sustained: the table's dead rows at the end (peak %,d during the run)", peakDead),
+          Report.fmt("<= %,d (10,000 + a tenth of the %,d live rows)", deadBound, endStats.rows()), Report.fmt("%,d", endStats.dead()),
+          Report.fmt("<= %,d", deadBound), endStats.dead() <= deadBound);
+      long sizeBound = firstBytes + firstBytes / 10;
+      r.limit(Report.fmt("sustained: the table's size at the end (%s at the first sample)", TableStats.mib(firstBytes)),
+          "<= first sample + a tenth: the pruned rows' space reused", TableStats.mib(endStats.bytes()),
+          "<= " + TableStats.mib(sizeBound), endStats.bytes() <= sizeBound);
       r.note("sustained: %d ScaleWorkerMain JVMs on queue %s, retention(%s), the rest as above; this JVM enqueues %d"
-          + " jobs every %d ms (enqueueAll) for %d min, then nothing for the retention and a minute more; a sample every"
-          + " %s (the table's figures include the fill's queue: its dead rows and size)", SUSTAIN_JVMS, queue,
-          SUSTAIN_RETENTION, perTick, SUSTAIN_TICK_MILLIS, minutes, SAMPLE_EVERY);
+          + " jobs every %d ms (enqueueAll) for %d min, then nothing for the retention and %s more; a sample every"
+          + " %s (the table's figures include the fill's queue: its dead rows and size; vacuums: VACUUMs of the"
+          + " table since the part began, the workers' own while autovacuum is off)", SUSTAIN_JVMS, queue,
+          SUSTAIN_RETENTION, perTick, SUSTAIN_TICK_MILLIS, minutes, SETTLE, SAMPLE_EVERY);
     } finally {
       Contender.stopAll(fleet);
+    }
+  }
+
+  /** {@return how many times the table was vacuumed, by hand or by autovacuum} */
+  private static long vacuums(Connection c, String table) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_stat_get_vacuum_count(to_regclass(?))"
+        + " + pg_stat_get_autovacuum_count(to_regclass(?))")) {
+      ps.setString(1, table);
+      ps.setString(2, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
     }
   }
 

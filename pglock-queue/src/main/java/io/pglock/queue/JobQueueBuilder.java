@@ -10,6 +10,7 @@ public final class JobQueueBuilder {
   private JsonMapper jsonMapper;
   private Duration networkTimeout = Duration.ofSeconds(10);
   private JobTracing tracing;
+  private boolean vacuumWhenAutovacuumOff = true;
 
   JobQueueBuilder(PgLocks locks) {
     this.locks = Objects.requireNonNull(locks, "locks");
@@ -63,6 +64,25 @@ public final class JobQueueBuilder {
   }
 
   /**
+   * Whether the workers vacuum the job table when autovacuum will not (default true): when the
+   * server's {@code autovacuum} setting is off, or the table's {@code autovacuum_enabled} storage
+   * parameter is false. A queue turns its rows over all day; with nothing vacuuming the table, the
+   * space of the rows pruning deletes is never reused and the table grows without end. Then, at most
+   * every 10 s per queue object, a thread of its own vacuums and analyses the table once its dead rows
+   * exceed 10,000 and a tenth of its live rows ({@code VACUUM (SKIP_LOCKED, ANALYZE)}: one worker of
+   * the fleet at a time). Needs the role to own the table (or the database); a role that does not says
+   * so once in the log. With autovacuum on, the workers only read the setting now and then. Off: you
+   * vacuum the table yourself (docs/queue.md, "Table maintenance").
+   *
+   * @param vacuumWhenAutovacuumOff whether the workers vacuum the table when autovacuum is off for it
+   * @return this builder
+   */
+  public JobQueueBuilder vacuumWhenAutovacuumOff(boolean vacuumWhenAutovacuumOff) {
+    this.vacuumWhenAutovacuumOff = vacuumWhenAutovacuumOff;
+    return this;
+  }
+
+  /**
    * Builds the queue and checks that the job table is there.
    *
    * @throws io.pglock.SchemaMissingException if the schema is older than version 9, or older than
@@ -72,6 +92,7 @@ public final class JobQueueBuilder {
    */
   public JobQueue build() {
     JsonMapper mapper = jsonMapper != null ? jsonMapper : JsonMapper.jackson();
-    return io.pglock.queue.internal.DefaultJobQueue.start(locks, mapper, networkTimeout, tracing);
+    return io.pglock.queue.internal.DefaultJobQueue.start(locks, mapper, networkTimeout, tracing,
+        vacuumWhenAutovacuumOff);
   }
 }

@@ -51,10 +51,12 @@ public final class DefaultJobQueue implements JobQueue {
         t.setDaemon(true);
         return t;
       });
+  /** Vacuums the job table when autovacuum is off for it; null when the builder said not to. */
+  private final JobTableVacuum vacuum;
   private boolean closed;
 
   private DefaultJobQueue(PgLocks locks, JsonMapper mapper, Duration networkTimeout, JobTracing tracing,
-      boolean traceColumn) {
+      boolean traceColumn, boolean vacuumWhenAutovacuumOff) {
     this.locks = locks;
     this.dataSource = locks.config().dataSource();
     this.schema = locks.config().schema();
@@ -66,6 +68,8 @@ public final class DefaultJobQueue implements JobQueue {
     this.channel = channel(schema);
     this.enqueuer = new Enqueuer(sql, channel, mapper);
     this.admin = new DefaultJobAdmin(dataSource, schema, channel, (int) networkTimeout.toMillis());
+    this.vacuum = vacuumWhenAutovacuumOff ? new JobTableVacuum(dataSource, schema + ".job",
+        (int) networkTimeout.toMillis()) : null;
   }
 
   /**
@@ -73,15 +77,17 @@ public final class DefaultJobQueue implements JobQueue {
    * if tracing is set.
    *
    * @param tracing the tracing, or null for none
+   * @param vacuumWhenAutovacuumOff whether the workers vacuum the job table when autovacuum is off for it
    */
-  public static JobQueue start(PgLocks locks, JsonMapper mapper, Duration networkTimeout, JobTracing tracing) {
+  public static JobQueue start(PgLocks locks, JsonMapper mapper, Duration networkTimeout, JobTracing tracing,
+      boolean vacuumWhenAutovacuumOff) {
     String schema = locks.config().schema();
     boolean traceColumn = checkSchema(locks.config().dataSource(), schema, networkTimeout);
     if (tracing != null && !traceColumn) {
       throw new SchemaMissingException("the job table " + schema + ".job has no column trace_context: tracing "
           + "needs pglock's schema at version 11 or later; run PgLockSchema.migrate(dataSource, \"" + schema + "\")");
     }
-    return new DefaultJobQueue(locks, mapper, networkTimeout, tracing, traceColumn);
+    return new DefaultJobQueue(locks, mapper, networkTimeout, tracing, traceColumn, vacuumWhenAutovacuumOff);
   }
 
   /**
@@ -370,6 +376,13 @@ public final class DefaultJobQueue implements JobQueue {
     return dataSource;
   }
 
+  /** A worker prunes: the job table's vacuum check, if one is due and autovacuum is off for it. */
+  void vacuumDue() {
+    if (vacuum != null) {
+      vacuum.due();
+    }
+  }
+
   @Override
   public void close() {
     ChannelListener l;
@@ -390,6 +403,9 @@ public final class DefaultJobQueue implements JobQueue {
       l.close();
     }
     watch.shutdownNow();
+    if (vacuum != null) {
+      vacuum.close();
+    }
   }
 
   @Override

@@ -370,6 +370,7 @@ final class DefaultJobWorker implements JobWorker {
     if (total > 0) {
       log.debug("worker on queue {}: pruned {} finished job(s)", config.queue(), total);
     }
+    jobs.vacuumDue(); // whatever this round pruned: outcomes with a retention of zero delete rows too
     return total == PRUNE_BATCH * PRUNE_BATCHES_PER_ROUND;
   }
 
