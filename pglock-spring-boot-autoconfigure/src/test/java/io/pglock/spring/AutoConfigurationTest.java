@@ -42,6 +42,14 @@ import org.springframework.context.annotation.Configuration;
 class AutoConfigurationTest {
   private final String namespace = SpringFleet.namespace("autoconf");
 
+  /** The jobs the annotated handlers of these tests ran: deleted, so that the shared table keeps none. */
+  @org.junit.jupiter.api.AfterAll
+  static void deleteJobs() throws java.sql.SQLException {
+    try (java.sql.Connection c = TestDatabase.get().connect(); java.sql.Statement s = c.createStatement()) {
+      s.execute("DELETE FROM pglock.job WHERE queue IN ('autoconf-q', 'autoconf-traced')");
+    }
+  }
+
   private final ApplicationContextRunner runner = new ApplicationContextRunner()
       .withConfiguration(AutoConfigurations.of(PgLockAutoConfiguration.class, PgLockMetricsAutoConfiguration.class,
           PgLockSchedulerAutoConfiguration.class, PgLockQueueAutoConfiguration.class,
