@@ -9,7 +9,7 @@
 # from the system's binaries (/usr/lib/postgresql/*/bin, or PGLOCK_PG_BIN), as the OS user postgres
 # when run as root. B10 (queue burn-down: pglock's job queue in its two claim modes against db-scheduler,
 # JobRunr and graphile-worker, then the wake-up on an idle queue against graphile-worker's) uses the --url
-# database: the JVM peers in schemas of their own (b10_dbscheduler, b10_jobrunr) that it drops afterwards,
+# database: the JVM peers in schemas of their own (b10_dbscheduler_<pid>, b10_jobrunr_<pid>) that it drops afterwards,
 # pglock in pglock.job (migrated if missing) on queues of its own whose rows it deletes afterwards;
 # graphile-worker (Node.js, pglock-bench/graphile/b10.js, twice: its documented throughput settings,
 # localQueue 500 and completions/failures batched with delay 0, and its defaults; concurrentJobs 8 both)

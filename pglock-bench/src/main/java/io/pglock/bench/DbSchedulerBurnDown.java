@@ -35,7 +35,7 @@ import java.util.stream.Stream;
 final class DbSchedulerBurnDown implements BurnDownContender {
   /** The version in pom.xml (the shaded jar keeps no manifest to read it from). */
   static final String VERSION = "16.7.1";
-  static final String SCHEMA = "b10_dbscheduler";
+  static final String SCHEMA = "b10_dbscheduler_" + ProcessHandle.current().pid(); // concurrent runs apart
   static final String TABLE = SCHEMA + ".scheduled_tasks";
   static final String TASK = "b10-noop";
   static final double LOWER_LIMIT = 1.0;

@@ -18,7 +18,7 @@ import org.jobrunr.utils.mapper.jackson.JacksonJsonMapper;
 
 /**
  * JobRunr in B10, configured with its fluent API ({@code JobRunr.configure()}) on a plain HikariCP
- * pool: {@code PostgresStorageProvider} with the table prefix {@code b10_jobrunr.} (JobRunr creates
+ * pool: {@code PostgresStorageProvider} with the table prefix {@code b10_jobrunr_<pid>.} (JobRunr creates
  * its tables in that schema, {@code DatabaseOptions.CREATE}), Jackson for its JSON, and a background
  * job server configured but not started ({@code useBackgroundJobServer(configuration, false)}), so
  * that the {@code jobs} no-op jobs ({@link JobRunrNoOp}) are enqueued, through
@@ -39,7 +39,7 @@ import org.jobrunr.utils.mapper.jackson.JacksonJsonMapper;
 final class JobRunrBurnDown implements BurnDownContender {
   /** The version in pom.xml (the shaded jar keeps no manifest to read it from). */
   static final String VERSION = "8.7.0";
-  static final String SCHEMA = "b10_jobrunr";
+  static final String SCHEMA = "b10_jobrunr_" + ProcessHandle.current().pid(); // concurrent runs apart
   static final String TABLE = SCHEMA + ".jobrunr_jobs";
   static final int POLL_SECONDS = 5;
 
