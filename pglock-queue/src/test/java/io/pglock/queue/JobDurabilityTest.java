@@ -33,21 +33,13 @@ class JobDurabilityTest {
   @ParameterizedTest
   @EnumSource(ClaimMode.class)
   void aCrashRightAfterAClaim_theNextAttemptHasAHigherNumber(ClaimMode mode) throws Exception {
-    PrivateServer server;
-    try {
-      server = PrivateServer.start(LOSSY);
-    } catch (PrivateServer.Unavailable e) {
-      assumeTrue(false, "no private PostgreSQL server here: " + e.getMessage());
-      return;
-    }
-    try (server) {
+    try (PrivateServer server = lossyServer()) {
       DataSource ds = server.dataSource("pglock-durability-test");
       PgLockSchema.migrate(ds, PgLockSchema.DEFAULT_SCHEMA);
       List<Integer> attempts = new CopyOnWriteArrayList<>();
       CountDownLatch firstStarted = new CountDownLatch(1);
       CountDownLatch restarted = new CountDownLatch(1);
-      try (PgLocks locks = PgLocks.builder(ds).namespace("durable").nodeName("durable")
-          .connectTimeout(Duration.ofSeconds(30)).lease(Duration.ofSeconds(5)).build();
+      try (PgLocks locks = locks(ds);
           JobQueue jobs = JobQueue.builder(locks).build()) {
         long id = jobs.enqueue(JobRequest.of("work", null).queue("durable")).id();
         checkpoint(ds); // the job row on disk: only the claim is at stake
@@ -88,14 +80,7 @@ class JobDurabilityTest {
   @ValueSource(booleans = {false, true})
   void aCrashRightAfterATransactionalHandlersCommit_keepsItsWriteAndTheJobsSuccess(boolean retentionZero)
       throws Exception {
-    PrivateServer server;
-    try {
-      server = PrivateServer.start(LOSSY);
-    } catch (PrivateServer.Unavailable e) {
-      assumeTrue(false, "no private PostgreSQL server here: " + e.getMessage());
-      return;
-    }
-    try (server) {
+    try (PrivateServer server = lossyServer()) {
       DataSource ds = server.dataSource("pglock-durability-test");
       PgLockSchema.migrate(ds, PgLockSchema.DEFAULT_SCHEMA);
       try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
@@ -105,8 +90,7 @@ class JobDurabilityTest {
       List<Integer> attempts = new CopyOnWriteArrayList<>();
       CountDownLatch succeeded = new CountDownLatch(1);
       long id;
-      try (PgLocks locks = PgLocks.builder(ds).namespace("durable").nodeName("durable")
-          .connectTimeout(Duration.ofSeconds(30)).lease(Duration.ofSeconds(5)).build();
+      try (PgLocks locks = locks(ds);
           JobQueue jobs = JobQueue.builder(locks).build()) {
         id = jobs.enqueue(JobRequest.of("add", null).queue("durable")).id();
         checkpoint(ds); // the job row and the counter on disk: only the handler's commit is at stake
@@ -151,20 +135,12 @@ class JobDurabilityTest {
   @ParameterizedTest
   @EnumSource(ClaimMode.class)
   void aCrashRightAfterADeletingOutcome_leavesTheJobDeleted(ClaimMode mode) throws Exception {
-    PrivateServer server;
-    try {
-      server = PrivateServer.start(LOSSY);
-    } catch (PrivateServer.Unavailable e) {
-      assumeTrue(false, "no private PostgreSQL server here: " + e.getMessage());
-      return;
-    }
-    try (server) {
+    try (PrivateServer server = lossyServer()) {
       DataSource ds = server.dataSource("pglock-durability-test");
       PgLockSchema.migrate(ds, PgLockSchema.DEFAULT_SCHEMA);
       List<Integer> attempts = new CopyOnWriteArrayList<>();
       long id;
-      try (PgLocks locks = PgLocks.builder(ds).namespace("durable").nodeName("durable")
-          .connectTimeout(Duration.ofSeconds(30)).lease(Duration.ofSeconds(5)).build();
+      try (PgLocks locks = locks(ds);
           JobQueue jobs = JobQueue.builder(locks).build()) {
         id = jobs.enqueue(JobRequest.of("work", null).queue("durable")).id();
         checkpoint(ds); // the job row on disk: only the outcome is at stake
@@ -182,6 +158,21 @@ class JobDurabilityTest {
       }
       assertThat(attempts).as("one attempt: the job did not run again").containsExactly(1);
     }
+  }
+
+  /** A server of the test's own that commits lazily; the test is skipped where none can run. */
+  private static PrivateServer lossyServer() throws Exception {
+    try {
+      return PrivateServer.start(LOSSY);
+    } catch (PrivateServer.Unavailable e) {
+      assumeTrue(false, "no private PostgreSQL server here: " + e.getMessage());
+      throw e; // not reached: the assumption ends the test
+    }
+  }
+
+  private static PgLocks locks(DataSource ds) {
+    return PgLocks.builder(ds).namespace("durable").nodeName("durable").connectTimeout(Duration.ofSeconds(30))
+        .lease(Duration.ofSeconds(5)).build();
   }
 
   /** The job's state; null while the server does not answer (it is restarting). */
