@@ -183,7 +183,11 @@ final class JobTableVacuum implements AutoCloseable {
     }
   }
 
-  /** Stops checking; a VACUUM under way is cancelled (the server keeps what it finished). */
+  /**
+   * Stops checking; a VACUUM under way is cancelled (the server keeps what it finished). Returns once
+   * the check's connection is given back, within the network timeout: the queue's close leaves no
+   * connection of its own open.
+   */
   @Override
   public void close() {
     off = true;
@@ -195,6 +199,13 @@ final class JobTableVacuum implements AutoCloseable {
       } catch (SQLException e) {
         log.debug("job table {}: cancelling the VACUUM failed: {}", table, e.toString());
       }
+    }
+    try {
+      if (!thread.awaitTermination(timeoutMillis, TimeUnit.MILLISECONDS)) {
+        log.warn("job table {}: the vacuum check did not end within {} ms of the queue's close", table, timeoutMillis);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }
