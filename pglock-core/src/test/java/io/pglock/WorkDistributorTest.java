@@ -81,6 +81,14 @@ class WorkDistributorTest extends PgLocksTestSupport {
     Map<Integer, AtomicInteger> runs = new ConcurrentHashMap<>();
     WorkDistributor.of(first).run(RESOURCES, r -> "again-" + r, r -> runs.computeIfAbsent(r, k -> new AtomicInteger())
         .incrementAndGet());
+    // close() releases asynchronously (the server frees the lock in the session's next round trip, usually
+    // within a millisecond): "right after" is once the server has it back
+    try (Connection c = db().connect()) {
+      await("the first walk's releases reach the server", Duration.ofSeconds(30),
+          () -> RESOURCES.stream().allMatch(r -> holders(c, first.key("again-" + r)) == 0));
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
     WorkDistributor.WorkReport<Integer> report = WorkDistributor.of(second).run(RESOURCES, r -> "again-" + r,
         r -> runs.computeIfAbsent(r, k -> new AtomicInteger()).incrementAndGet());
     assertThat(report.processed()).hasSize(RESOURCES.size());
