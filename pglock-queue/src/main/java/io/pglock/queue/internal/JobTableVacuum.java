@@ -100,52 +100,34 @@ final class JobTableVacuum implements AutoCloseable {
     }
   }
 
-  /** One check, and the VACUUM if needed. @return nanoseconds until the next check */
+  /** One check, and the VACUUM if needed, each on a connection borrowed for it. @return nanoseconds until the next check */
   private long check() throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
-      int timeout = c.getNetworkTimeout();
-      boolean autoCommit = c.getAutoCommit();
-      try {
-        c.setNetworkTimeout(Runnable::run, timeoutMillis);
-        Stats s = stats(c);
-        if (s == null) {
-          return AUTOVACUUM_ON_CHECK_NANOS; // the table is gone: nothing to do here
-        }
-        if (!autoCommit) {
-          c.commit(); // VACUUM runs outside any transaction
-          c.setAutoCommit(true);
-        }
-        if (s.autovacuum) {
-          return AUTOVACUUM_ON_CHECK_NANOS;
-        }
-        if (!s.mayVacuum) {
-          off = true;
-          log.warn("job table {}: autovacuum is off for it, and this role may not vacuum it (only its owner, the"
-              + " database's owner or a superuser may): dead rows of finished jobs accumulate and the table grows;"
-              + " turn autovacuum on, or vacuum it regularly as its owner", table);
-          return AUTOVACUUM_ON_CHECK_NANOS;
-        }
-        if (s.dead <= Math.max(MIN_DEAD, DEAD_FRACTION * s.live) || s.sinceVacuumSeconds < SINCE_LAST_SECONDS) {
-          return CHECK_NANOS;
-        }
-        vacuum(c, s);
-        return CHECK_NANOS;
-      } finally {
-        if (!c.isClosed()) {
-          c.setAutoCommit(autoCommit);
-          c.setNetworkTimeout(Runnable::run, timeout);
-        }
-      }
+    Stats s = ShortCall.run(dataSource, timeoutMillis, this::stats);
+    if (s == null || s.autovacuum) {
+      return AUTOVACUUM_ON_CHECK_NANOS; // the table is gone, or autovacuum looks after it
     }
+    if (!s.mayVacuum) {
+      off = true;
+      log.warn("job table {}: autovacuum is off for it, and this role may not vacuum it (only its owner, the"
+          + " database's owner or a superuser may): dead rows of finished jobs accumulate and the table grows;"
+          + " turn autovacuum on, or vacuum it regularly as its owner", table);
+      return AUTOVACUUM_ON_CHECK_NANOS;
+    }
+    if (s.dead > Math.max(MIN_DEAD, DEAD_FRACTION * s.live) && s.sinceVacuumSeconds >= SINCE_LAST_SECONDS) {
+      ShortCall.run(dataSource, VACUUM_TIMEOUT_MILLIS, c -> vacuum(c, s));
+    }
+    return CHECK_NANOS;
   }
 
-  private void vacuum(Connection c, Stats s) throws SQLException {
+  /** VACUUM runs outside any transaction: autocommit on for it, given back as it came. */
+  private Void vacuum(Connection c, Stats s) throws SQLException {
     long t0 = System.nanoTime();
-    c.setNetworkTimeout(Runnable::run, VACUUM_TIMEOUT_MILLIS);
+    boolean autoCommit = c.getAutoCommit();
+    c.setAutoCommit(true);
     try (Statement st = c.createStatement()) {
       running = st;
       if (off) {
-        return; // closed meanwhile
+        return null; // closed meanwhile
       }
       st.execute("VACUUM (SKIP_LOCKED, ANALYZE) " + table);
       boolean skipped = false;
@@ -155,8 +137,10 @@ final class JobTableVacuum implements AutoCloseable {
       log.info("job table {}: autovacuum is off for it; {} ({} dead and {} live rows)", table,
           skipped ? "another session is vacuuming it" : "vacuumed in "
               + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms", s.dead, s.live);
+      return null;
     } finally {
       running = null;
+      c.setAutoCommit(autoCommit);
     }
   }
 
