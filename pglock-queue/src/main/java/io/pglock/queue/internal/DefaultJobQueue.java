@@ -376,7 +376,10 @@ public final class DefaultJobQueue implements JobQueue {
     return dataSource;
   }
 
-  /** A worker prunes: its first call starts the job table's vacuum checks (they act only while autovacuum is off for it). */
+  /**
+   * A worker prunes: its first call starts the job table's vacuum checks (they act only while
+   * autovacuum is off for it).
+   */
   void vacuumDue() {
     if (vacuum != null) {
       vacuum.due();
