@@ -100,7 +100,11 @@ final class JobTableVacuum implements AutoCloseable {
     }
   }
 
-  /** One check, and the VACUUM if needed, each on a connection borrowed for it. @return nanoseconds until the next check */
+  /**
+   * One check, and the VACUUM if needed, each on a connection borrowed for it.
+   *
+   * @return nanoseconds until the next check
+   */
   private long check() throws SQLException {
     Stats s = ShortCall.run(dataSource, timeoutMillis, this::stats);
     if (s == null || s.autovacuum) {
