@@ -268,6 +268,8 @@ class LeaderElectionTest extends PgLocksTestSupport {
     AtomicInteger resigns = new AtomicInteger();
     a.onElected = t -> {
       if (resigns.getAndIncrement() < 5) {
+        // the first term can begin before join() has returned the election to the test
+        await("join() returned", WAIT, () -> a.election() != null);
         a.election().resign(); // from the callback: the term ends once it returns
       }
       return t;
